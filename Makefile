@@ -1,0 +1,34 @@
+# Two commands do all the set-up:  `make lab`  and  `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.fampnb-installed
+
+.PHONY: lab test venv bench notebooks clean
+
+# Create the virtual environment when it is missing, (re)install when pyproject.toml changed.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[lab,test]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lab: $(STAMP)
+	$(PY) -m jupyterlab notebooks/
+
+# The whole suite: unit tests, notebooks under nbval, browser tests (skipped with a reason when
+# Chromium is missing).  pytest exits 5 when it collects nothing, so an empty run fails too.
+test: $(STAMP)
+	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider tests notebooks
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+# Regenerate the Colab badge + setup cell of every notebook from [project.urls] in pyproject.toml.
+notebooks: $(STAMP)
+	$(PY) tools/sync_notebooks.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

@@ -1,0 +1,3 @@
+from fampnb.cli import main
+
+raise SystemExit(main())

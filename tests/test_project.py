@@ -1,0 +1,91 @@
+"""The set-up files agree with each other, and ``import fampnb`` stays light."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+
+from conftest import ROOT
+
+#: conda-forge spells a few packages differently from PyPI
+CONDA_TO_PIP = {"pytorch": "torch"}
+
+
+def _name(req: str) -> str:
+    return re.split(r"[\s<>=!~;\[]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _pyproject_packages() -> set[str]:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = list(meta["dependencies"])
+    for extra in meta["optional-dependencies"].values():
+        reqs += extra
+    return {_name(r) for r in reqs}
+
+
+def _environment_packages() -> set[str]:
+    names, in_pip, in_deps = set(), False, False
+    for line in (ROOT / "environment.yml").read_text().splitlines():
+        stripped = line.split("#", 1)[0].rstrip()
+        if re.match(r"^\S", stripped):
+            in_deps = stripped.startswith("dependencies:")
+            continue
+        if not in_deps:
+            continue
+        m = re.match(r"^(\s*)- (.+)$", stripped)
+        if not m:
+            in_pip = in_pip and bool(stripped.strip())
+            continue
+        item = m.group(2).strip()
+        if item == "pip:" or item.startswith("pip:"):
+            in_pip = True
+            continue
+        if len(m.group(1)) > 2 and in_pip:
+            continue  # the `pip: -e .` block installs the package itself
+        name = _name(item)
+        if name not in ("python", "pip"):
+            names.add(CONDA_TO_PIP.get(name, name))
+    return names
+
+
+def test_environment_yml_names_the_same_packages_as_pyproject():
+    env, py = _environment_packages(), _pyproject_packages()
+    assert env == py, f"only in environment.yml: {env - py}; only in pyproject: {py - env}"
+
+
+def test_environment_yml_installs_the_package_itself():
+    assert re.search(r"- pip:\s*\n\s*- -e \.", (ROOT / "environment.yml").read_text())
+
+
+def test_ci_runs_the_readme_test_command_with_pinned_torch():
+    ci = (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert "make test" in ci and "make test" in readme and "make lab" in readme
+    assert "torch==2.13.0" in ci
+    assert "FAMPNB_STRICT=1" in ci
+
+
+def test_import_fampnb_is_light():
+    code = ("import sys, fampnb, fampnb.formats, fampnb.seed; "
+            "heavy = [m for m in ('matplotlib', 'ipywidgets', 'torch', 'IPython') if m in sys.modules]; "
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_lower_layers_do_not_import_higher_ones():
+    """Data flows formats -> scaler -> logs -> diagnose -> plots -> widgets; never back."""
+    order = ["formats", "seed", "scaler", "scenarios", "logs", "diagnose", "report", "probe",
+             "plots", "widgets"]
+    for i, mod in enumerate(order):
+        path = ROOT / "fampnb" / f"{mod}.py"
+        if not path.exists():
+            continue
+        text = path.read_text()
+        for higher in order[i + 1:]:
+            if mod == "probe" or (mod == "report" and higher == "probe"):
+                continue
+            assert not re.search(rf"^\s*(from \.+{higher}\b|import fampnb\.{higher}\b|from fampnb\.{higher}\b)",
+                                 text, re.M), f"{mod} imports {higher}"
