@@ -28,7 +28,7 @@ bench: $(STAMP)
 
 # Regenerate the Colab badge + setup cell of every notebook from [project.urls] in pyproject.toml.
 notebooks: $(STAMP)
-	$(PY) tools/sync_notebooks.py
+	$(PY) tools/nbtool.py sync
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

@@ -58,3 +58,8 @@ def run_cli():
                               text=True, input=stdin, timeout=timeout, cwd=ROOT)
 
     return _run
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-screenshots", action="store_true", default=False,
+                     help="browser tests: save widget screenshots into docs/img/")
