@@ -11,6 +11,7 @@ the ``colab-setup`` tag), so moving the repository is one edit plus ``make noteb
 from __future__ import annotations
 
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -64,10 +65,21 @@ def sync(path: Path) -> bool:
     return True
 
 
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+WIDGET_NOTE = ("Interactive widget: run this notebook in JupyterLab or Colab to use it "
+               "(the static plot above shows its default state).")
+
+
 def strip_widget_state(nb: nbformat.NotebookNode) -> None:
-    """Drop ``metadata.widgets`` (GitHub refuses notebooks whose widget state lacks 'state')."""
+    """Drop ``metadata.widgets`` (GitHub refuses notebooks whose widget state lacks 'state'),
+    replace each widget's long text repr by a one-line note, and drop execution timestamps."""
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        for out in cell.get("outputs", []):
+            if WIDGET_MIME in out.get("data", {}):
+                out["data"]["text/plain"] = WIDGET_NOTE
 
 
 def execute(path: Path, timeout: int = 300) -> None:
@@ -75,7 +87,7 @@ def execute(path: Path, timeout: int = 300) -> None:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     strip_widget_state(nb)
     for cell in nb.cells:
@@ -96,8 +108,9 @@ def main(argv: list[str]) -> int:
         if cmd == "sync":
             print(f"{p.name}: {'updated' if sync(p) else 'unchanged'}")
         else:
+            t0 = time.perf_counter()
             execute(p)
-            print(f"{p.name}: executed")
+            print(f"{p.name}: executed in {time.perf_counter() - t0:.1f} s")
     return 0
 
 
