@@ -1,0 +1,288 @@
+"""The verdict: ordered checks over an ``Accumulator`` (see ``fampnb.diagnose`` for the rules)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from fampnb._diagtext import ADVICE, CAVEATS, FRAMEWORK_HINTS, SILENT
+from fampnb._logrules import Event
+from fampnb.diagnose import Diagnosis
+
+from fampnb._diagrules import CALIBRATION_FLOOR, EARLY_STEPS, FLOOR, NEAR_RECORDS
+
+if TYPE_CHECKING:
+    from fampnb._diagrules import Accumulator, Run
+
+
+#: initial scales of real scalers (fairseq's CLI starts at 128 and grows): calibration halves
+#: down from one of these, so a first backoff from a lower scale is not start-up calibration
+TYPICAL_INIT = 2.0 ** 15
+FAIRSEQ_INIT = 128.0
+
+
+def _at_start(r: Run, acc: Accumulator) -> bool:
+    """A run in calibration position: before any real training stretch, from a high scale."""
+    if r.loss_before > 1:
+        return False
+    init = FAIRSEQ_INIT if r.first.framework == "fairseq" else TYPICAL_INIT
+    if r.start_scale is not None and r.start_scale < init:
+        return False
+    if r.first.explicit:
+        return r.first.step <= max(EARLY_STEPS, 0.05 * (r.first.total or acc.max_total or 0))
+    return True
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "?"
+    if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e7):
+        return f"{x:.6g}"
+    return f"{x:g}"
+
+
+def _failure_run(r: Run, acc: Accumulator, lasting_nan: Event | None) -> str | None:
+    """Why this run of backoffs is a failure (None: calibration or isolated)."""
+    start, end = r.start_scale, r.end_scale
+    recovered = r.loss_after > 1 or r.growth_after
+    span = f"{_fmt(start)} -> {_fmt(end)} in {r.n} backoff records"
+    if end is not None and end < FLOOR and r.levels >= 1:
+        return f"the scale kept halving below 1 ({span})"
+    if end is not None and end <= FLOOR and r.n >= 3 and r.levels >= 3:
+        return f"the scale halved down to its floor ({span})"
+    if lasting_nan is not None and r.last.line_no <= lasting_nan.line_no and (
+            r.loss_after <= NEAR_RECORDS):
+        return f"a lasting NaN (line {lasting_nan.line_no}) follows the backoffs ({span})"
+    if _at_start(r, acc):
+        if end is not None and end <= CALIBRATION_FLOOR and r.levels >= 8 and not recovered:
+            return f"start-up halving went below {CALIBRATION_FLOOR:g} and never recovered ({span})"
+        return None
+    if end is not None and end < CALIBRATION_FLOOR and r.levels >= 2:
+        return f"backoffs after a healthy stretch took the scale below 256 ({span})"
+    if r.levels >= 3 and not recovered:
+        return f"consecutive backoffs after a healthy stretch, no recovery ({span})"
+    return None
+
+
+def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
+    caveats: list[str] = []
+    evidence: list[Event] = []
+    fw = acc.fw.most_common(1)[0][0] if acc.fw else ("generic" if acc.n else "unknown")
+    first_bad = acc.first_nan or acc.first_bad_grad
+
+    # lasting NaN: the last loss record is non-finite, or the weights were destroyed
+    lasting: Event | None = None
+    if acc.first_nan is not None and acc.last_record_nan:
+        lasting = acc.first_nan
+    elif acc.applied is not None:
+        lasting = acc.first_bad_grad or acc.applied
+    verdict, reason, certainty = "", "", "likely"
+
+    min_fatal = next((e for e in acc.fatal if e.rule == "min-scale"), None)
+    failures = [(r, why) for r in acc.runs if (why := _failure_run(r, acc, lasting))]
+    calib = [r for r in acc.runs if _at_start(r, acc) and not any(r is f for f, _ in failures)]
+    if calib:
+        caveats.append(CAVEATS["calibration"])
+        evidence += [calib[0].first, calib[0].last]
+
+    if min_fatal is not None:
+        verdict, certainty = "overflow", "certain"
+        reason = ("the scaler hit its minimum and the run stopped: "
+                  f"{min_fatal.text.strip()[:160]}")
+        evidence += [e for r, _ in failures[:2] for e in (r.first, r.last)] + [min_fatal]
+    elif failures:
+        r, why = failures[0]
+        verdict = "overflow"
+        certainty = "certain" if (r.end_scale or 1) < FLOOR or r.levels >= 5 else "likely"
+        reason = f"overflow: {why}"
+        evidence += r.events[:3] + r.events[-3:]
+        if lasting is not None:
+            evidence.append(lasting)
+        if r.end_scale is not None and r.end_scale < FLOOR:
+            caveats.append(CAVEATS["below-one"])
+    elif acc.floor_hits >= 3 or (acc.final_scale is not None and acc.final_scale <= FLOOR
+                                 and acc.skip_after_floor >= 2 and acc.obs_values != {1.0}):
+        verdict = "overflow"
+        reason = "the scale sits at its floor and the steps keep being skipped"
+        evidence += [r.last for r in acc.runs[-2:]] + list(acc.skip_rules.values())[:2]
+    elif acc.full_skips_late >= 3 or (acc.skip_counted >= 20 and acc.max_step >= 50
+                                       and acc.skip_counted >= 0.5 * acc.max_step):
+        verdict = "overflow"
+        reason = (f"{acc.skip_counted} steps were skipped, every step of the last "
+                  f"{max(acc.full_skips, 1)} counter interval(s): the fp16 steps keep overflowing "
+                  "(skipping forever)")
+        evidence += [e for e in (acc.full_skip_ev,) if e] + list(acc.skip_rules.values())[:3]
+    elif (lasting is not None and len(acc.streak_at_nan or acc.gn_streak) >= 2 and (
+            acc.applied is None or precision == "fp16") and precision not in ("bf16", "fp32")):
+        st = acc.streak_at_nan or acc.gn_streak
+        verdict = "overflow"
+        ending = (f"a lasting NaN loss at line {acc.first_nan.line_no}" if acc.first_nan
+                  else "a loss that never recovers")
+        reason = (f"{len(st)} consecutive records with a non-finite grad norm (steps the silent "
+                  f"scaler skipped, from line {st[0].line_no}) run straight into {ending}")
+        evidence += [st[0], st[-1], lasting]
+    elif lasting is not None:
+        verdict, reason, certainty = _nan_verdict(acc, lasting, precision, caveats, fw)
+        evidence.append(lasting)
+        if acc.applied is not None:
+            evidence.append(acc.applied)
+    elif acc.obs_values and min(acc.obs_values) < FLOOR:
+        verdict = "overflow"
+        reason = (f"the printed loss scale is {_fmt(min(acc.obs_values))}, below 1: a silent "
+                  "scaler has halved it on every overflowing step")
+        caveats.append(CAVEATS["below-one"])
+        if acc.first_obs is not None:
+            evidence.append(acc.first_obs)
+    elif _stuck_skipping(acc) and precision not in ("bf16", "fp32"):
+        verdict = "overflow"
+        reason = (f"the last {acc.trailing_gn_bad} records all have a non-finite grad norm and the "
+                  "loss does not improve: the silent scaler keeps skipping every step")
+        evidence.append(acc.first_bad_grad)  # type: ignore[arg-type]
+    elif any(e.rule == "misuse" for e in acc.fatal):
+        verdict = "unknown"
+        mis = next(e for e in acc.fatal if e.rule == "misuse")
+        reason = f"an API misuse error, not a NaN diagnosis: {mis.text.strip()[:160]}"
+        caveats.append(CAVEATS["misuse"])
+        evidence.append(mis)
+    elif any(e.rule == "nonfinite-grad" for e in acc.fatal):
+        e = next(e for e in acc.fatal if e.rule == "nonfinite-grad")
+        early = acc.finite <= 1
+        verdict = "data" if early else "no-scaler"
+        reason = ("non-finite gradients with no loss scaler to absorb them (fairseq bf16/fp32: "
+                  "'gradients are Nan/Inf')" + (" at the start" if early else " mid-run"))
+        evidence.append(e)
+    elif acc.fatal:
+        verdict = "unknown"
+        reason = f"an error ends the log: {acc.fatal[0].text.strip()[:160]}"
+        evidence.append(acc.fatal[0])
+    elif acc.n == 0 or (acc.finite == 0 and not acc.runs and not acc.skips
+                        and acc.final_scale is None and acc.first_nan is None):
+        verdict = "unknown"
+        reason = "no training records recognised (loss, loss scale, overflow lines)"
+    else:
+        verdict = "healthy"
+        reason = _healthy_reason(acc, caveats, evidence)
+
+    if acc.first_nan is not None and lasting is None and verdict == "healthy":
+        caveats.append(CAVEATS["transient-nan"])
+        evidence.append(acc.first_nan)
+    if acc.gn_bad_finite_loss and verdict in ("healthy", "overflow"):
+        caveats.append(CAVEATS["grad-nan-skipped"])
+    if sum(r.duplicates for r in acc.runs) >= 1:
+        caveats.append(CAVEATS["multi-rank"])
+    if fw == "hf" or "hf" in acc.fw:
+        caveats.append(CAVEATS["hf-filter"])
+    if fw == "megatron":
+        caveats.append(CAVEATS["megatron"])
+    if acc.fairseq_avg:
+        caveats.append(CAVEATS["fairseq-avg"])
+    if fw in SILENT and verdict in ("data", "no-scaler", "unknown", "healthy") and acc.backoffs == 0:
+        caveats.append(CAVEATS["silent"])
+    if acc.applied is not None:
+        caveats.append(CAVEATS["applied-nonfinite"])
+
+    advice = list(ADVICE[verdict])
+    if verdict in ("overflow", "no-scaler") and fw in FRAMEWORK_HINTS:
+        advice.append(FRAMEWORK_HINTS[fw])
+    if acc.precision_ev is not None:
+        evidence.append(acc.precision_ev)
+    seen: set[tuple[int, str, str]] = set()
+    ev_sorted = []
+    for e in sorted((e for e in evidence if e is not None), key=lambda e: e.line_no):
+        key = (e.line_no, e.kind, e.rule)
+        if key not in seen:
+            seen.add(key)
+            ev_sorted.append(e)
+    return Diagnosis(
+        verdict=verdict, reason=reason, evidence=ev_sorted[:16],
+        first_nan_step=first_bad.step if first_bad else None,
+        first_nan_line=first_bad.line_no if first_bad else None,
+        backoffs=acc.backoffs, min_scale=acc.min_scale, final_scale=acc.final_scale,
+        framework=fw, advice=advice, caveats=list(dict.fromkeys(caveats)), certainty=certainty,
+        precision=precision, hysteresis=acc.hyst, growths=acc.growths, skips=acc.skips,
+        events_read=acc.n, trajectory=acc.traj.points, losses=acc.loss_s.points,
+        backoff_marks=acc.bmarks.points, nan_marks=acc.nmarks.points)
+
+
+def _stuck_skipping(acc: Accumulator) -> bool:
+    """A silent scaler skipping every step: a long trailing run of non-finite grad norms."""
+    k = acc.trailing_gn_bad
+    if k >= 20:
+        return True
+    if k < 3:
+        return False
+    recent = list(acc.last_losses)[-min(k, len(acc.last_losses)):]
+    if len(recent) < 3:
+        return False
+    # three records: only a clearly rising loss; four or more: a loss that does not improve
+    return recent[-1] > 1.25 * recent[0] if k == 3 else recent[-1] >= recent[0]
+
+
+def _nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: list[str],
+                 fw: str) -> tuple[str, str, str]:
+    where = f"step {nan.step} (line {nan.line_no})"
+    if acc.applied is not None and precision != "fp16" and (
+            acc.first_losses and math.isfinite(acc.first_losses[0])):
+        return ("no-scaler",
+                f"a non-finite gradient reached the weights at {where}: the loss then reads "
+                f"exactly 0.0 (line {acc.applied.line_no}); no dynamic scaler skipped the step "
+                "(the bf16 trace)", "likely")
+    early = acc.first_nan is not None and acc.first_nan_explicit_early
+    first_scale = acc.first_obs.scale_after if acc.first_obs is not None else None
+    if early:
+        if precision in (None, "fp16"):
+            caveats.append(CAVEATS["bf16-pretrained"])
+        if precision is None:
+            caveats.append(CAVEATS["precision-unknown"])
+        extra = ""
+        if first_scale is not None and first_scale < FLOOR:
+            extra = f"; the scale is already {_fmt(first_scale)} at the first record"
+            caveats.append(CAVEATS["below-one"])
+        return ("data", f"NaN from the start of the log ({where}) with no overflow record "
+                f"before it{extra}", "likely")
+    static = acc.obs_values and max(acc.obs_values) <= 1.0 and acc.skips == 0
+    if precision in ("bf16", "fp32") or static:
+        why = (f"the run is {precision}" if precision in ("bf16", "fp32")
+               else "the loss scale is a constant 1.0 with no skipped steps")
+        return ("no-scaler", f"NaN appears mid-run at {where} and no dynamic scaler is at work "
+                f"({why})", "likely")
+    dynamic = (acc.backoffs or acc.growths or acc.hyst or len(acc.obs_values) > 1
+               or precision == "fp16" or (acc.obs_values and max(acc.obs_values) > 1.0))
+    if dynamic:
+        return ("unknown", f"NaN appears mid-run at {where} although a dynamic scaler is at work "
+                "and no overflow record precedes it: a bad batch (data) or a hidden overflow",
+                "likely")
+    caveats.append(CAVEATS["no-scaler-silent"])
+    if precision is None:
+        caveats.append(CAVEATS["precision-unknown"])
+    return ("no-scaler", f"NaN appears mid-run at {where} with no loss scaler visible in the log",
+            "likely")
+
+
+def _healthy_reason(acc: Accumulator, caveats: list[str], evidence: list[Event]) -> str:
+    parts = []
+    if acc.runs:
+        parts.append(f"{acc.backoffs} backoff record(s), start-up calibration or isolated; "
+                     f"the scale holds at {_fmt(acc.final_scale)}")
+    elif acc.final_scale is not None:
+        parts.append(f"the loss scale holds at {_fmt(acc.final_scale)}")
+        if acc.first_obs is not None:
+            evidence.append(acc.first_obs)
+    if acc.gn_bad_finite_loss:
+        parts.append(f"{acc.gn_bad_finite_loss} record(s) with a non-finite grad norm and a finite "
+                     "loss are skipped steps")
+        evidence.append(acc.first_bad_grad)  # type: ignore[arg-type]
+    if "sched-warning" in acc.skip_rules:
+        parts.append("the lr_scheduler-before-optimizer warning only means the first fp16 step "
+                     "was skipped")
+        evidence.append(acc.skip_rules["sched-warning"])
+    if "megatron-all-skipped" in acc.skip_rules:
+        e = acc.skip_rules["megatron-all-skipped"]
+        parts.append("the missing loss field goes with a non-zero skipped-iterations counter: "
+                     "skipped start-up steps, not NaN")
+        evidence.append(e)
+    if acc.finite:
+        parts.append(f"{acc.finite} finite loss record(s), no lasting NaN")
+        if acc.last_loss_ev is not None:
+            evidence.append(acc.last_loss_ev)
+    return "; ".join(parts) if parts else "no NaN, no failure signature"

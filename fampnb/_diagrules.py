@@ -1,0 +1,290 @@
+"""The doctor's rules: a one-pass, bounded-memory accumulator over ``Event`` records.
+
+``Accumulator.feed(event)`` updates counters and the current run of backoffs; ``finish()`` decides
+the verdict from the principles in ``reference/loss-scalers.md`` section 7 (see
+``fampnb.diagnose``).  Memory is bounded: series are thinned, runs and evidence are capped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+from fampnb._logrules import Event
+from fampnb.diagnose import Diagnosis
+
+EARLY_STEPS = 100          # a NaN at or before this step (or within 5% of the run) is "at the start"
+NEAR_RECORDS = 3           # finite loss records allowed between backoffs and a NaN they explain
+CALIBRATION_FLOOR = 256.0  # the article's line: below it and still falling is a failure
+FLOOR = 1.0                # DeepSpeed/Megatron minimum; below it the gradients are non-finite
+CAP = 4096                 # points kept per plotted series
+
+
+class Thin:
+    """A series thinned to at most ``2 * cap`` points by keeping every 2^k-th point."""
+
+    def __init__(self, cap: int = CAP) -> None:
+        self.cap, self.stride, self.seen, self.points = cap, 1, 0, []  # type: ignore[var-annotated]
+
+    def add(self, point: tuple) -> None:  # type: ignore[type-arg]
+        if self.seen % self.stride == 0:
+            self.points.append(point)
+            if len(self.points) >= 2 * self.cap:
+                self.points = self.points[::2]
+                self.stride *= 2
+        self.seen += 1
+
+
+@dataclass
+class Run:
+    """Consecutive backoffs (no growth and at most two finite loss records between them)."""
+
+    first: Event
+    last: Event
+    start_scale: float | None
+    end_scale: float | None
+    loss_before: int
+    n: int = 1
+    levels: int = 1
+    duplicates: int = 0
+    loss_after: int = 0
+    growth_after: bool = False
+    nan_after: bool = False
+    events: list[Event] = field(default_factory=list)
+
+
+def _early(ev: Event, max_total: int | None, rec_index: int) -> bool:
+    """Is ``ev`` at or near the first logged step: among the first records of the log (at most
+    two before it) and, where the line names its step, within the first 100 steps or 5 % of the
+    run; or at one of the very first steps whatever the record count."""
+    if ev.explicit:
+        total = ev.total or max_total or 0
+        if ev.step <= 10:
+            return True
+        return rec_index <= 2 and ev.step <= max(EARLY_STEPS, 0.05 * total)
+    return rec_index <= 2
+
+
+class Accumulator:
+    def __init__(self) -> None:
+        self.n = 0
+        self.fw: Counter[str] = Counter()
+        self.precision: str | None = None
+        self.runs: list[Run] = []
+        self.run: Run | None = None
+        self.backoffs = self.hyst = self.growths = self.skips = 0
+        self.floor_hits = 0
+        self.min_scale: float | None = None
+        self.final_scale: float | None = None
+        self.obs_scale: float | None = None
+        self.obs_values: set[float] = set()
+        self.first_obs: Event | None = None
+        self.rec_index = 0
+        self.finite = 0
+        self.first_losses: list[float] = []
+        self.last_loss_ev: Event | None = None
+        self.last_losses: deque[float] = deque(maxlen=8)
+        self.first_nan: Event | None = None
+        self.first_nan_rec = 0
+        self.first_nan_explicit_early = False
+        self.nans = 0
+        self.finite_after_nan = 0
+        self.last_record_nan = False
+        self.gn_bad_finite_loss = 0
+        self.trailing_gn_bad = 0
+        self.prev_gn_bad = False
+        self.applied: Event | None = None
+        self.gn_streak: list[Event] = []        # consecutive finite-loss records, grad norm bad
+        self.streak_at_nan: list[Event] = []
+        self.first_bad_grad: Event | None = None
+        self.fatal: list[Event] = []
+        self.skip_rules: dict[str, Event] = {}
+        self.skip_counted = 0
+        self.counter_step: int | None = None
+        self.full_skips = self.full_skips_late = 0
+        self.full_skip_ev: Event | None = None
+        self.skip_after_floor = 0
+        self.max_step = 0
+        self.max_total: int | None = None
+        self.fairseq_avg = False
+        self.precision_ev: Event | None = None
+        self.traj, self.loss_s = Thin(), Thin()
+        self.bmarks, self.nmarks = Thin(1024), Thin(1024)
+
+    # ---- feeding ------------------------------------------------------------------------
+    def feed(self, ev: Event) -> None:
+        self.n += 1
+        if ev.framework != "generic":
+            self.fw[ev.framework] += 2 if ev.kind in ("backoff", "hysteresis", "fatal") else 1
+        if ev.explicit:
+            self.max_step = max(self.max_step, ev.step)
+        if ev.total:
+            self.max_total = max(self.max_total or 0, ev.total)
+        if ev.precision:
+            self.precision = ev.precision
+            self.precision_ev = self.precision_ev or ev
+        kind = ev.kind
+        if kind in ("backoff", "hysteresis", "growth"):
+            self._scaler(ev)
+        elif ev.scale_after is not None and kind in ("loss", "nan", "scale", "skip"):
+            self._observe(ev)
+        if kind in ("loss", "nan"):
+            self._record(ev)
+        elif kind == "skip":
+            self.skips += ev.count or 1
+            self.skip_rules.setdefault(ev.rule, ev)
+            if ev.rule in ("ds-skipped-counter", "megatron-all-skipped"):
+                self.skip_counted += ev.count or 1
+            if self.final_scale is not None and self.final_scale <= FLOOR:
+                self.skip_after_floor += 1
+            if ev.grad_norm is not None and not math.isfinite(ev.grad_norm):
+                self.first_bad_grad = self.first_bad_grad or ev
+        elif kind == "fatal":
+            if len(self.fatal) < 20:
+                self.fatal.append(ev)
+        if kind == "loss" and ev.count and ev.framework == "megatron":
+            self.skips += ev.count
+            self.skip_counted += ev.count
+        if ev.explicit and ev.count is not None and ev.rule in (
+                "ds-skipped-counter", "megatron-all-skipped", "megatron-loss",
+                "megatron-loss-missing"):
+            self._counter(ev)
+
+    def _counter(self, ev: Event) -> None:
+        """Counter records (DeepSpeed ``skipped=``, Megatron's skipped iterations): how many in a
+        row report every step of their interval skipped."""
+        prev = self.counter_step
+        self.counter_step = ev.step
+        if prev is None or ev.step <= prev:
+            return
+        if (ev.count or 0) >= ev.step - prev:
+            self.full_skips += 1
+            self.full_skip_ev = self.full_skip_ev or ev
+            if prev > EARLY_STEPS:
+                self.full_skips_late += 1
+        else:
+            self.full_skips = self.full_skips_late = 0
+            self.full_skip_ev = None
+
+    def _set_scale(self, scale: float, ev: Event) -> None:
+        self.final_scale = scale
+        self.min_scale = scale if self.min_scale is None else min(self.min_scale, scale)
+        self.traj.add((ev.step, ev.line_no, scale))
+
+    def _scaler(self, ev: Event, synthetic: bool = False) -> None:
+        after, before = ev.scale_after, ev.scale_before
+        if before is not None and math.isfinite(before) and before != self.final_scale:
+            self._set_scale(before, ev)        # the scale in force before this record
+        if after is not None and math.isfinite(after):
+            self._set_scale(after, ev)
+        if ev.kind == "growth":
+            self.growths += 1
+            if self.run is not None:
+                self.run.growth_after = True
+                self._close()
+            return
+        if after is not None and after <= FLOOR:
+            self.floor_hits += 1
+        if ev.kind == "hysteresis":
+            self.hyst += 1
+            return
+        self.backoffs += 1
+        self.bmarks.add((ev.step, ev.line_no, after if after is not None else math.nan))
+        r = self.run
+        if r is not None and not r.growth_after and r.loss_after <= 2 and not (
+                ev.explicit and r.last.explicit and ev.step - r.last.step > 50):
+            r.n += 1
+            prev = r.end_scale
+            if after is not None and prev is not None and after < prev:
+                r.levels += max(1, round(math.log2(prev / after))) if after > 0 else 1
+            elif after is not None and prev is not None:
+                r.duplicates += 1
+            r.last, r.end_scale, r.loss_after = ev, after, 0
+            if len(r.events) < 40:
+                r.events.append(ev)
+            return
+        self._close()
+        start = before if before is not None else (after * 2 if after is not None else None)
+        self.run = Run(first=ev, last=ev, start_scale=start, end_scale=after,
+                       loss_before=self.finite, events=[ev])
+
+    def _close(self) -> None:
+        if self.run is not None:
+            if len(self.runs) >= 200:
+                del self.runs[100]
+            self.runs.append(self.run)
+            self.run = None
+
+    def _observe(self, ev: Event) -> None:
+        scale = ev.scale_after
+        assert scale is not None
+        if ev.framework == "fairseq":
+            self.fairseq_avg = True     # interval averages: plotted, not read as backoffs
+            self.traj.add((ev.step, ev.line_no, scale))
+            return
+        self.obs_values.add(scale) if len(self.obs_values) < 64 else None
+        self.first_obs = self.first_obs or ev
+        prev = self.obs_scale
+        self.obs_scale = scale
+        if prev is not None and scale < prev:
+            self._scaler(Event(ev.line_no, ev.step, "backoff", prev, scale, framework=ev.framework,
+                               text=ev.text, rule="scale-drop", explicit=ev.explicit,
+                               total=ev.total), synthetic=True)
+        elif prev is not None and scale > prev:
+            self._scaler(Event(ev.line_no, ev.step, "growth", prev, scale, framework=ev.framework,
+                               text=ev.text, rule="scale-rise", explicit=ev.explicit))
+        else:
+            self._set_scale(scale, ev)
+
+    def _record(self, ev: Event) -> None:
+        loss, gn = ev.loss, ev.grad_norm
+        bad = ev.kind == "nan" or (loss is not None and not math.isfinite(loss))
+        gn_bad = gn is not None and not math.isfinite(gn)
+        if gn_bad:
+            self.first_bad_grad = self.first_bad_grad or ev
+        if bad:
+            self.nans += 1
+            self.nmarks.add((ev.step, ev.line_no))
+            if self.first_nan is None:
+                self.first_nan, self.first_nan_rec = ev, self.rec_index
+                self.streak_at_nan = self.gn_streak[:]
+                self.first_nan_explicit_early = _early(ev, self.max_total, self.rec_index)
+            if self.run is not None:
+                self.run.nan_after = True
+            self.last_record_nan = True
+        elif loss is not None:
+            self.finite += 1
+            if self.first_nan is not None:
+                self.finite_after_nan += 1
+            if len(self.first_losses) < 8:
+                self.first_losses.append(loss)
+            self.last_losses.append(loss)
+            self.last_loss_ev = ev
+            self.loss_s.add((ev.step, loss))
+            if self.run is not None:
+                self.run.loss_after += 1
+            if loss == 0.0 and (self.prev_gn_bad or gn_bad) and self.applied is None:
+                self.applied = ev       # a loss of exactly 0.0 next to non-finite gradients
+            self.last_record_nan = False
+            if gn_bad:
+                self.gn_bad_finite_loss += 1
+                if len(self.gn_streak) < 64:
+                    self.gn_streak.append(ev)
+            else:
+                self.gn_streak = []
+        self.trailing_gn_bad = self.trailing_gn_bad + 1 if gn_bad else 0
+        if gn is not None:
+            self.prev_gn_bad = gn_bad
+        self.rec_index += 1
+
+    # ---- deciding -----------------------------------------------------------------------
+    def finish(self, precision: str | None) -> Diagnosis:
+        from fampnb._diagdecide import decide
+
+        self._close()
+        return decide(self, precision or self.precision)
+
+
+__all__ = ["Accumulator", "Run", "Thin", "EARLY_STEPS", "NEAR_RECORDS", "CALIBRATION_FLOOR",
+           "FLOOR"]

@@ -1,0 +1,81 @@
+"""The record type of the log reader (``Event``) and the small helpers its rules share."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Event", "LineState", "jsonable", "KINDS", "MAX_TEXT", "NUM"]
+
+#: event kinds, as in DESIGN.md
+KINDS = ("backoff", "hysteresis", "growth", "skip", "loss", "nan", "fatal", "scale")
+#: characters of the line kept in ``Event.text``
+MAX_TEXT = 400
+
+NUM = r"[-+]?(?:nan|inf(?:inity)?|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One record read from a log line.
+
+    ``line_no`` is the 1-based physical line (``\\n``-separated); ``step`` the step/iteration the
+    line names (``explicit=True``), else the last step named earlier in the log, else ``line_no``.
+    ``scale_before``/``scale_after`` are loss scales (``scale_after`` alone for observations),
+    ``loss`` and ``grad_norm`` floats (NaN/inf kept as float NaN/inf), ``framework`` the rule family
+    that matched (``"deepspeed" "apex" "fairseq" "megatron" "hf" "torch" "keras" "mmengine"
+    "insightface" "lightning" "seed" "generic"``), ``text`` the line (truncated).  Extra fields:
+    ``rule`` names the matched wording, ``count`` how many steps a counter record covers, ``total``
+    the run length the line names (``iter 100/2892``), ``precision`` a precision the line states.
+    """
+
+    line_no: int
+    step: int
+    kind: str
+    scale_before: float | None = None
+    scale_after: float | None = None
+    loss: float | None = None
+    grad_norm: float | None = None
+    framework: str = "generic"
+    text: str = ""
+    rule: str = ""
+    count: int | None = None
+    total: int | None = None
+    explicit: bool = False
+    precision: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-safe dict: non-finite floats become the strings ``"nan" "inf" "-inf"``."""
+        out: dict[str, object] = {}
+        for name in self.__slots__:  # type: ignore[attr-defined]
+            value = getattr(self, name)
+            out[name] = jsonable(value)
+        return out
+
+
+def jsonable(value: object) -> object:
+    """Floats that JSON cannot hold (NaN, +-inf) as strings; everything else unchanged."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+@dataclass(slots=True)
+class LineState:
+    """What the reader remembers between lines (all O(1))."""
+
+    step: int | None = None
+    scale: float | None = None          # last exact scale (backoff/growth records)
+    ds_skipped: int | None = None       # DeepSpeed ``skipped=`` counter
+    prev_grad_nan: bool = False
+    seen: dict[str, int] = field(default_factory=dict)
+
+
+def _f(text: str) -> float:
+    return float(text)
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    """Patterns are written in lower case and searched in the lower-cased line (fast in ``re``)."""
+    return re.compile(pattern)

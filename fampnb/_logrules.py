@@ -1,0 +1,243 @@
+"""Line rules of the log reader: one physical-line segment -> zero or more ``Event`` objects.
+
+Every rule is a regular expression searched *inside* the line (records glued to tqdm bars, rank
+prefixes and timestamps are common), never anchored at the start.  Numbers are converted with
+``float()`` / ``int()`` on the matched digits only: nothing in a log is ever evaluated.  The
+wordings come from ``reference/loss-scalers.md`` section 3 (one comment per framework).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from fampnb._logevent import KINDS, MAX_TEXT, Event, LineState, _c, _f, jsonable
+from fampnb._logevent import NUM as _NUM
+from fampnb._logrecords import framework_of as _framework
+from fampnb._logrecords import records as _records
+
+__all__ = ["Event", "LineState", "parse_segment", "jsonable", "KINDS", "PREFILTER", "MAX_TEXT"]
+
+#: a cheap test (substring checks on the lower-cased line): lines without any of these words
+#: carry nothing for the doctor
+PREFILTER = ("loss", "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum",
+             "hysteresis", "lr_scheduler", "step", "iter", "grad", "bf16", "fp16", "float16",
+             "16-mixed", "16bit", "precision", "fp32", "lr=0")
+#: lines without any of these words need only the record rules (loss / scale / grad norm)
+_GATE = ("overflow", "hysteresis", "minimum", "dynamic loss scale", "loss scaling", "skipping",
+         "skipped=", "lr value before", "lr_scheduler", "unscale", "already been called",
+         "gradient clipping", "error", "bf16", "fp16", "16-mixed", "bfloat", "precision",
+         "float16", "finite", "16bit", "fp32", "32-true")
+def _word_at(low: str, word: str) -> bool:
+    """Does ``word`` occur in ``low`` as a word (``nan`` but not ``nano``; ``inf`` not ``info``)?
+    A plain ``str.find`` loop: faster than a regex that starts with a look-behind."""
+    i = low.find(word)
+    n = len(word)
+    while i >= 0:
+        before = low[i - 1] if i else " "
+        after = low[i + n] if i + n < len(low) else " "
+        if not before.isalpha() and not (after.isalpha() and low[i:i + 8] != "infinity"):
+            return True
+        i = low.find(word, i + 1)
+    return False
+
+
+def _gate(low: str) -> bool:
+    return _has(low, _GATE) or _word_at(low, "nan") or _word_at(low, "inf")
+
+
+def _has(low: str, words: tuple[str, ...]) -> bool:
+    for w in words:
+        if w in low:
+            return True
+    return False
+
+
+# ---- steps ---------------------------------------------------------------------------------
+_STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, bool], ...] = (
+    # (word that must occur, pattern, step group, total group (0: none),
+    #  add (epoch-1)*total when an epoch >= 2 is named)
+    ("iteration", _c(r"\biteration\s+(\d+)\s*/\s*(\d+)"), 1, 2, False),        # Megatron
+    ("step=", _c(r"\bstep=(\d+),\s*skipped="), 1, 0, False),                   # DeepSpeed
+    ("num_updates", _c(r"\bnum_updates[= ](\d+)"), 1, 0, False),               # fairseq
+    ("global", _c(r"\bglobal[ _]step\s*[:=]?\s*(\d+)"), 1, 0, False),          # insightface
+    ("iter", _c(r"\biter(?:ation)?s?\s*[:=]?\s*(\d+)\s*/\s*(\d+)"), 1, 2, True),  # [iter 1/9]
+    ("][", _c(r"\]\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, True),               # mmengine
+    ("step", _c(r"\bstep\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, False),     # TF "Step: 47"
+    ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, False),
+    ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*\[\d"), 1, 2, False),                 # tqdm " 378/2724 ["
+)
+_EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
+
+
+def _step(text: str) -> tuple[int | None, int | None]:
+    for word, rx, g_step, g_total, by_epoch in _STEP_RULES:
+        if word not in text:
+            continue
+        m = rx.search(text)
+        if m:
+            step = int(m.group(g_step)[:12])
+            total = int(m.group(g_total)[:12]) if g_total and m.group(g_total) else None
+            if by_epoch and total:
+                ep = _EPOCH.search(text)
+                if ep and int(ep.group(1)[:6]) >= 2:
+                    step += (int(ep.group(1)[:6]) - 1) * total
+            return step, total
+    return None, None
+
+
+# ---- scaler records (can occur several times per segment) ---------------------------------
+_ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
+_DS_REDUCE = _c(r"attempted loss scale:\s*(" + _NUM + r"),\s*reducing to\s*(" + _NUM + ")")
+_DS_HYST = _c(r"attempted loss scale:\s*(" + _NUM + r"),\s*but hysteresis is\s*(\d+)")
+_DS_MIN = _c(r"current loss scale already at minimum")
+_DYN_DOWN = _c(r"reducing dynamic loss scale from\s*(" + _NUM + r")\s*to\s*(" + _NUM + ")")
+_DYN_UP = _c(r"increasing dynamic loss scale from\s*(" + _NUM + r")\s*to\s*(" + _NUM + ")")
+_DS_GRAD_OVF = _c(r"grad overflow on iteration\s*(\d+)")
+_APEX = _c(r"(?:gradient overflow[.,]\s*skipping step|overflow within closure!\s*skipping step),?"
+           r"\s*(?:loss scaler\s*\d+\s*)?reducing loss scale to\s*(" + _NUM + ")")
+_APEX_SKIP = _c(r"gradient overflow,\s*skipping update")
+_FAIRSEQ = _c(r"overflow detected,\s*(?:ignoring gradient,\s*)?setting (?:loss )?scale to(?: to)?"
+              r":?\s*(" + _NUM + ")")
+_FS_OVF_ERR = _c(r"overflowerror:\s*setting loss scale to:?\s*(" + _NUM + ")")
+_FS_AMP_SKIP = _c(r"amp: skipping this batch")
+_MIN_REACHED = _c(r"minimum loss scale reached\s*\(\s*(" + _NUM + r")\s*\)")
+_GRADS_NONFINITE = _c(r"gradients are nan/inf")
+_DS_PROGRESS = _c(r"\bstep=(\d+),\s*skipped=(\d+)")
+_LR0 = _c(r"tried to get lr value before scheduler/optimizer started stepping")
+_SCHED_WARN = _c(r"lr_scheduler\.step\(\)`?\s*before\s*`?optimizer\.step\(\)")
+_MISUSE = _c(r"attempting to unscale fp16 gradients|unscale_\(\) has already been called|"
+             r"step\(\) has already been called since the last update|"
+             r"does not allow for gradient clipping")
+_ANOMALY = _c(r"returned nan values|found nan in local grad norm|"
+              r"loss\b[^|\n]{0,60}?\bis\s+(?:nan|inf|not finite)|non-finite loss|loss is nan")
+_MISUSE_WORDS = ("unscale", "already been called", "gradient clipping")
+_ANOMALY_WORDS = ("returned nan", "found nan", " is nan", " is inf", "not finite",
+                  "non-finite loss", "loss is")
+_PREC_WORDS = ("bf16", "fp16", "bfloat", "float16", "16-mixed", "16bit", "precision", "fp32",
+               "32-true")
+_TRACE_ERR = _c(r"\b(floatingpointerror|overflowerror)\b:?\s*(.{0,200})")
+
+# ---- precision hints -------------------------------------------------------------------------
+_PREC = (
+    (_c(r"--bf16\b|['\"]?\bbf16['\"]?\s*[:=]\s*(?:true|1\b)|bf16-mixed|bf16_enabled\s*[:=]\s*true|"
+        r"mixed_precision\s*[:=]\s*['\"]?bf16|['\"]bf16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
+        r"using bfloat16|params_dtype\s*[:=]\s*torch\.bfloat16|torch_dtype\s*[:=]\s*torch\.bfloat16"),
+     "bf16"),
+    (_c(r"--fp16\b|['\"]?\bfp16['\"]?\s*[:=]\s*(?:true|1\b)|(?<!bf)16-mixed|"
+        r"mixed_precision\s*[:=]\s*['\"]?fp16|['\"]fp16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
+        r"using 16bit (?:native )?automatic mixed precision|fp16_enabled\s*[:=]\s*true|"
+        r"params_dtype\s*[:=]\s*torch\.float16"), "fp16"),
+    (_c(r"precision\s*[:=]\s*['\"]?(?:32|32-true|fp32)\b|--fp32\b"), "fp32"),
+)
+
+
+def _scale_kind(before: float, after: float) -> str:
+    if after < before:
+        return "backoff"
+    if after > before:
+        return "growth"
+    return "hysteresis"
+
+
+def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
+    """Events of one segment of a physical line (``\\r``-separated parts are parsed apart)."""
+    low = text.lower()
+    if not _has(low, PREFILTER):
+        return []
+    step, total = _step(low)
+    explicit = step is not None
+    if explicit:
+        st.step = step
+    cur = step if step is not None else (st.step if st.step is not None else line_no)
+    short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
+    out: list[Event] = []
+
+    def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
+        out.append(Event(line_no=line_no, step=cur, kind=kind, framework=fw, text=short,
+                         rule=rule, total=total, explicit=explicit, **kw))  # type: ignore[arg-type]
+
+    if not _gate(low):
+        _records(text, low, st, ev, out)
+        return out
+
+    def scaled(kind: str, before: float | None, after: float | None, fw: str, rule: str) -> None:
+        ev(kind, fw, rule, scale_before=before, scale_after=after)
+        if after is not None:
+            st.scale = after
+
+    for m in _ARTICLE.finditer(low) if "loss scaling" in low else ():
+        b, a = _f(m.group(1)), _f(m.group(2))
+        note = (m.group(3) or "").lower()
+        kind = _scale_kind(b, a)
+        if kind == "hysteresis" and note != "overflow":
+            kind = "scale"
+        scaled(kind, b, a, "seed", "article")
+    ds = "attempted loss scale" in low
+    for m in _DS_REDUCE.finditer(low) if ds else ():
+        b, a = _f(m.group(1)), _f(m.group(2))
+        scaled("backoff" if a < b else "hysteresis", b, a, "deepspeed", "ds-overflow")
+    for m in _DS_HYST.finditer(low) if ds else ():
+        b = _f(m.group(1))
+        scaled("hysteresis", b, b, "deepspeed", "ds-hysteresis")
+    if not ds and "skipping step" in low and ("overflow!" in low or "overflow detected." in low):
+        ev("skip", "deepspeed", "ds-overflow-noscale", count=1)   # non-fp16 dtype: no scales
+    if "already at minimum" in low and _DS_MIN.search(low):
+        ev("fatal", "deepspeed", "min-scale", scale_after=st.scale)
+    dyn = "dynamic loss scale" in low
+    for m in _DYN_DOWN.finditer(low) if dyn else ():
+        scaled("backoff", _f(m.group(1)), _f(m.group(2)), "deepspeed", "dyn-reduce")
+    for m in _DYN_UP.finditer(low) if dyn else ():
+        scaled("growth", _f(m.group(1)), _f(m.group(2)), "deepspeed", "dyn-increase")
+    for m in _DS_GRAD_OVF.finditer(low) if "grad overflow on" in low else ():
+        out.append(Event(line_no=line_no, step=int(m.group(1)[:12]), kind="skip",
+                         framework="deepspeed", text=short, rule="ds-grad-overflow", count=1,
+                         explicit=True))
+    for m in _APEX.finditer(low) if "reducing loss scale to" in low else ():
+        a = _f(m.group(1))
+        b = st.scale if st.scale is not None and st.scale >= a else None
+        scaled("backoff", b, a, "apex", "apex-overflow")
+    if "skipping update" in low and _APEX_SKIP.search(low):
+        ev("skip", "apex", "apex-skip", count=1)
+    fs = (list(_FAIRSEQ.finditer(low)) or list(_FS_OVF_ERR.finditer(low))
+          if "scale to" in low else [])
+    for m in fs:
+        a = _f(m.group(1))
+        b = st.scale if st.scale is not None and st.scale >= a else None
+        scaled("backoff", b, a, "fairseq", "fairseq-overflow")
+    if "amp: skipping" in low:
+        ev("skip", "fairseq", "fairseq-amp-skip", count=1)
+    m = _MIN_REACHED.search(low) if "minimum loss scale" in low else None
+    if m:
+        ev("fatal", "fairseq", "min-scale", scale_after=_f(m.group(1)))
+    elif "nan/inf" in low and _GRADS_NONFINITE.search(low):
+        ev("fatal", "fairseq", "nonfinite-grad", grad_norm=math.nan)
+    elif not fs:
+        m = _TRACE_ERR.search(low) if "error" in low else None
+        if m:
+            ev("fatal", "torch", m.group(1).lower())
+    m = _DS_PROGRESS.search(low) if "skipped=" in low else None
+    if m:
+        k = int(m.group(2)[:12])
+        if st.ds_skipped is not None and k > st.ds_skipped:
+            ev("skip", "deepspeed", "ds-skipped-counter", count=k - st.ds_skipped)
+        elif st.ds_skipped is None and k > 0:
+            ev("skip", "deepspeed", "ds-skipped-counter", count=k)
+        st.ds_skipped = k
+    if "lr value before" in low:
+        ev("skip", "hf", "lr-zero", count=1)
+    if "lr_scheduler" in low and _SCHED_WARN.search(low):
+        ev("skip", "torch", "sched-warning", count=1)
+    if _has(low, _MISUSE_WORDS) and _MISUSE.search(low):
+        ev("fatal", "torch", "misuse")
+    if _has(low, _ANOMALY_WORDS) and _ANOMALY.search(low):
+        ev("nan", "torch", "anomaly", loss=math.nan)
+    for rx, prec in _PREC if _has(low, _PREC_WORDS) else ():
+        if rx.search(low):
+            ev("scale", "generic", "precision", precision=prec)
+            break
+
+    _records(text, low, st, ev, out)
+    return out
+
+

@@ -1,0 +1,179 @@
+"""The log doctor's command line and human report: ``python -m fampnb doctor FILE... [--json]``.
+
+``doctor_main(argv)`` diagnoses each file (``-`` reads stdin; ``.gz`` is recognised by content)
+with the fast streaming reader (``fampnb.logs.scan``) and prints either a human report per file
+(verdict, reason, evidence lines with their numbers, the scale trajectory as a sparkline, the
+first switch to turn, caveats) or, with ``--json``, one JSON object per line per file (the
+``Diagnosis.to_dict()`` fields plus ``"file"``).  ``--precision fp16|bf16|fp32`` tells the doctor
+what the log does not say.  Files over ~50 MB show progress on stderr.
+
+Exit status: 0 when every file was read; 2 on a usage error or when a file could not be read
+(missing, a directory, no permission, a truncated gzip), with one line on stderr per problem and
+never a traceback.  The files that could be read are still reported.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import zlib
+
+from fampnb.diagnose import PRECISIONS, Diagnosis, diagnose
+
+__all__ = ["doctor_main", "render_report", "sparkline", "USAGE"]
+
+USAGE = "usage: python -m fampnb doctor FILE... [--json] [--precision fp16|bf16|fp32]  (- = stdin)"
+PROGRESS_BYTES = 50 * 1024 * 1024
+_BARS = "▁▂▃▄▅▆▇█"
+_ASCII = "_.-:=+*#"
+
+
+def sparkline(values: list[float], width: int = 48, ascii_only: bool = False) -> str:
+    """A one-line chart of ``log2(values)`` (non-positive/non-finite values drawn as ``!``),
+    resampled to at most ``width`` characters (the smallest value of each bucket)."""
+    ramp = _ASCII if ascii_only else _BARS
+    if not values:
+        return ""
+    if len(values) > width:   # the smallest value of each bucket: dips stay visible
+        n = len(values)
+        values = [min(values[i * n // width:max(i * n // width + 1, (i + 1) * n // width)],
+                      key=lambda v: v if v == v else -math.inf) for i in range(width)]
+    logs = [math.log2(v) if v > 0 and math.isfinite(v) else None for v in values]
+    good = [x for x in logs if x is not None]
+    if not good:
+        return "!" * len(values)
+    lo, hi = min(good), max(good)
+    span = hi - lo or 1.0
+    return "".join("!" if x is None else ramp[int((x - lo) / span * (len(ramp) - 1) + 0.5)]
+                   for x in logs)
+
+
+def _scale(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if not math.isfinite(x):
+        return str(x)
+    if x > 0:
+        k = math.log2(x)
+        if k == int(k) and abs(k) >= 10:
+            return f"2^{int(k)}"
+    return f"{x:g}"
+
+
+def render_report(d: Diagnosis, name: str, ascii_only: bool = False) -> str:
+    """The human report of one diagnosis (plain text, ends with a newline)."""
+    out = [f"== {name} ==",
+           f"verdict:   {d.verdict.upper()} ({d.certainty})   framework: {d.framework}   "
+           f"precision: {d.precision or 'not stated'}",
+           f"reason:    {d.reason}"]
+    nan = (f"step {d.first_nan_step} (line {d.first_nan_line})" if d.first_nan_line is not None
+           else "none")
+    out.append(f"first NaN: {nan}   backoffs: {d.backoffs}   hysteresis: {d.hysteresis}   "
+               f"other skips: {d.skips}   scale: min {_scale(d.min_scale)}, "
+               f"final {_scale(d.final_scale)}")
+    if d.trajectory:
+        scales = [s for _, _, s in d.trajectory]
+        out.append(f"scale:     {_scale(scales[0])} {sparkline(scales, ascii_only=ascii_only)} "
+                   f"{_scale(scales[-1])}   (log2, {len(scales)} points)")
+    if d.evidence:
+        out.append("evidence:")
+        for e in d.evidence:
+            text = " ".join(e.text.split())
+            # records glued to progress bars sit at the end: keep both ends of a long line
+            text = text if len(text) <= 110 else text[:32] + " ... " + text[-73:]
+            out.append(f"  line {e.line_no:>7}  [{e.kind}] {text}")
+    if d.advice:
+        out.append(f"first switch: {d.advice[0]}")
+        for i, a in enumerate(d.advice[1:], 2):
+            out.append(f"  {i}. {a}")
+    if d.caveats:
+        out.append("caveats:")
+        out += [f"  - {c}" for c in d.caveats]
+    return "\n".join(out) + "\n"
+
+
+class _Progress:
+    """Prints ``reading NAME NN%`` on stderr (every 5 %) for big files."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.shown = name, -1
+
+    def __call__(self, done: int, total: int) -> None:
+        pct = min(100, done * 100 // max(1, total))
+        if pct // 5 != self.shown // 5 or (pct == 100 and self.shown != 100):
+            self.shown = pct
+            end = "\n" if pct == 100 else ""
+            sys.stderr.write(f"\rfampnb doctor: reading {self.name} {pct:3d}%{end}")
+            sys.stderr.flush()
+
+
+def _diagnose_file(name: str, precision: str | None) -> Diagnosis:
+    from fampnb.logs import scan
+
+    if name == "-":
+        return diagnose(scan(sys.stdin.buffer), precision=precision)
+    if os.path.isdir(name):
+        raise IsADirectoryError(21, "is a directory")
+    big = os.path.getsize(name) > PROGRESS_BYTES
+    progress = _Progress(os.path.basename(name)) if big else None
+    return diagnose(scan(name, workers=0, progress=progress), precision=precision)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower() if isinstance(exc, IsADirectoryError) else exc.strerror
+    if isinstance(exc, (EOFError, zlib.error)) or type(exc).__name__ == "BadGzipFile":
+        return f"truncated or corrupt gzip ({exc})" if str(exc) else "truncated or corrupt gzip"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def doctor_main(argv: list[str]) -> int:
+    """Run the doctor on ``argv`` (file names and options); returns the exit status."""
+    files: list[str] = []
+    as_json, precision, only_files = False, None, False
+    it = iter(argv)
+    for arg in it:
+        if only_files or arg == "-" or not arg.startswith("-"):
+            files.append(arg)
+        elif arg == "--":
+            only_files = True
+        elif arg == "--json":
+            as_json = True
+        elif arg in ("-h", "--help"):
+            print(USAGE)
+            return 0
+        elif arg == "--precision" or arg.startswith("--precision="):
+            value = arg.split("=", 1)[1] if "=" in arg else next(it, "")
+            if value.lower() not in PRECISIONS:
+                print(f"fampnb doctor: --precision must be one of {', '.join(PRECISIONS)}; "
+                      f"{USAGE}", file=sys.stderr)
+                return 2
+            precision = value.lower()
+        else:
+            print(f"fampnb doctor: unknown option {arg!r}; {USAGE}", file=sys.stderr)
+            return 2
+    if not files:
+        print(f"fampnb doctor: no log file given; {USAGE}", file=sys.stderr)
+        return 2
+    ascii_only = (getattr(sys.stdout, "encoding", None) or "ascii").lower().replace("-", "") \
+        not in ("utf8", "utf16", "utf32")
+    status = 0
+    for name in files:
+        try:
+            d = _diagnose_file(name, precision)
+        except KeyboardInterrupt:
+            raise
+        except BrokenPipeError:
+            raise
+        except (OSError, EOFError, zlib.error, ValueError, MemoryError) as exc:
+            print(f"fampnb doctor: cannot read {name}: {_why(exc)}", file=sys.stderr)
+            status = 2
+            continue
+        if as_json:
+            print(json.dumps({"file": name, **d.to_dict()}, allow_nan=False))
+        else:
+            print(render_report(d, name, ascii_only=ascii_only))
+        sys.stdout.flush()
+    return status

@@ -1,0 +1,376 @@
+"""The scale-decay explorer (notebook 03) and the article's row question.
+
+``make_scale_decay()`` wires a policy (the article's halving rule, PyTorch, DeepSpeed, Megatron-LM,
+fairseq), an initial scale, a backoff factor, a growth interval and a gradient scenario to
+``fampnb.scaler.simulate`` and to the plots of ``fampnb.plots.scale``.  ``make_row_question()`` is
+the article's closing question ("what is the value on row 5?") as an answer box checked against the
+computed experiment-2 table.  The pure helpers (``run_scale_decay``, ``summarize``,
+``check_row_answer``) need neither ipywidgets nor matplotlib.
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+__all__ = ["POLICIES", "SCENARIOS", "STEPS", "build_policy", "load_scenario", "suggested",
+           "scenario_grads", "run_scale_decay",
+           "summarize", "make_scale_decay", "check_row_answer", "make_row_question"]
+
+#: policy key -> label shown in the dropdown
+POLICIES: dict[str, str] = {
+    "seed": "the article's rule (halve, never grow)",
+    "torch": "PyTorch GradScaler",
+    "deepspeed": "DeepSpeed (fp16, hysteresis 2)",
+    "megatron": "Megatron-LM (hysteresis 2)",
+    "fairseq": "fairseq",
+}
+#: scenario key -> label shown in the dropdown (schedules of ``fampnb.scenarios``)
+SCENARIOS: dict[str, str] = {
+    "calibration": "start-up calibration",
+    "spike": "one gradient spike mid-run",
+    "drift": "gradients drift up to collapse",
+    "persistent": "persistent overflow (the article's eight)",
+    "underflow": "underflow (scale far too small)",
+}
+
+
+def _accepts(cls: Any, name: str) -> bool:
+    try:
+        return name in inspect.signature(cls).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        return False
+
+
+def build_policy(policy: str, init_scale: float, backoff: float = 0.5,
+                 growth_interval: int = 2000) -> tuple[Any, list[str]]:
+    """The ``fampnb.scaler`` policy for ``policy`` and the list of settings it ignores.
+
+    Each framework's own argument names are used (``init_scale``/``initial_scale``/``start``,
+    ``growth_interval``/``scale_window``); a backoff other than 0.5 is passed only where the
+    framework has such a knob (``backoff_factor``, or ``scale_factor`` = 1/backoff).
+    """
+    from .. import scaler
+
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    cls = {"seed": scaler.SeedHalving, "torch": scaler.TorchGradScaler,
+           "deepspeed": scaler.DeepSpeedScaler, "megatron": scaler.MegatronScaler,
+           "fairseq": scaler.FairseqScaler}[policy]
+    kw: dict[str, Any] = {}
+    ignored: list[str] = []
+    for name in ("init_scale", "initial_scale", "start"):
+        if _accepts(cls, name):
+            v = float(init_scale)
+            kw[name] = int(v) if (name == "start" and v.is_integer()) else v
+            break
+    for name in ("growth_interval", "scale_window"):
+        if _accepts(cls, name):
+            kw[name] = int(growth_interval)
+            break
+    else:
+        ignored.append("growth interval (this rule never grows)")
+    if policy in ("deepspeed", "megatron") and float(init_scale) < 1.0:
+        kw["min_scale"] = float(init_scale)
+        ignored.append("min_scale lowered to the initial scale (the default floor is 1)")
+    if _accepts(cls, "backoff_factor"):
+        kw["backoff_factor"] = float(backoff)
+    elif _accepts(cls, "scale_factor") and backoff > 0:
+        kw["scale_factor"] = 1.0 / float(backoff)
+    elif backoff != 0.5:
+        ignored.append("backoff (fixed at x0.5 here)")
+    return cls(**kw), ignored
+
+
+#: run length of each story in the explorer (None: the scenario's own length)
+STEPS: dict[str, int | None] = {"calibration": 120, "spike": 600, "drift": 300,
+                                "persistent": None, "underflow": 200}
+
+
+def load_scenario(scenario: str, steps: int | None = None, seed: int = 0) -> Any:
+    """The ``fampnb.scenarios.Scenario`` called ``scenario`` (``STEPS`` gives the default length)."""
+    from .. import scenarios
+
+    if scenario not in SCENARIOS:
+        raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, got {scenario!r}")
+    n = steps if steps is not None else STEPS[scenario]
+    kw: dict[str, Any] = {"seed": int(seed)}
+    if n is not None:
+        kw["steps"] = int(n)
+    return scenarios.scenario(scenario, **kw)
+
+
+def suggested(scenario: str) -> tuple[float, int]:
+    """The start scale and growth interval a story is meant for (from its suggested policy)."""
+    sc = load_scenario(scenario)
+    pol = sc.policy
+    interval = getattr(pol, "growth_interval", None) or getattr(pol, "scale_window", None) or 2000
+    return float(sc.init_scale), int(interval)
+
+
+def scenario_grads(scenario: str, steps: int | None = None, seed: int = 0) -> np.ndarray:
+    """Per-step gradient abs max (unscaled; inf allowed) of a ``fampnb.scenarios`` story."""
+    return np.asarray(load_scenario(scenario, steps, seed).grad_abs_max, dtype=float)
+
+
+def run_scale_decay(policy: str = "torch", init_scale: float | None = None, backoff: float = 0.5,
+                    growth_interval: int | None = None, scenario: str = "drift",
+                    steps: int | None = None, seed: int = 0) -> Any:
+    """Simulate ``policy`` on ``scenario``'s gradients in fp16; returns the ``scaler.Trace``.
+
+    ``init_scale`` / ``growth_interval`` default to what the story suggests (``suggested``).
+    """
+    from .. import scaler
+
+    s0, gi0 = suggested(scenario)
+    init_scale = s0 if init_scale is None else init_scale
+    growth_interval = gi0 if growth_interval is None else growth_interval
+    if not (isinstance(init_scale, (int, float)) and math.isfinite(init_scale) and init_scale > 0):
+        raise ValueError(f"init_scale must be a finite number > 0, got {init_scale!r}")
+    pol, _ = build_policy(policy, init_scale, backoff, growth_interval)
+    return scaler.simulate(pol, scenario_grads(scenario, steps, seed))
+
+
+def _fmt_scale(x: float) -> str:
+    if not math.isfinite(x):
+        return str(x)
+    if x >= 1 and float(x).is_integer():
+        return f"{int(x)}"
+    return f"{x:.6g}"
+
+
+def summarize(trace: Any) -> str:
+    """One line: steps, backoffs, skipped steps, growths, final and minimum scale, and the 256 warning."""
+    from ..formats import FP16
+    from ..plots.scale import WARN_SCALE, scale_series
+
+    s = scale_series(trace)
+    n = len(s.steps)
+    if n == 0:
+        return "no steps simulated"
+    ev = [e or "" for e in s.events]
+    backoffs, growths = ev.count("backoff"), ev.count("growth")
+    final = s.next_scale if math.isfinite(s.next_scale) else float(s.scales[-1])
+    lowest = float(np.nanmin(np.append(s.scales, final)))
+    parts = [f"{n} steps", f"{backoffs} backoff{'s' * (backoffs != 1)}",
+             f"{int(s.skipped.sum())} skipped", f"{growths} growth{'s' * (growths != 1)}",
+             f"final scale {_fmt_scale(final)}", f"min {_fmt_scale(lowest)}"]
+    if s.fatal:
+        parts.append(f"run stopped at step {n}: minimum loss scale reached (fatal)")
+    elif "min-scale" in ev:
+        parts.append(f"pinned at the minimum on {ev.count('min-scale')} steps, skipping")
+    tail = ev[-3:]
+    if final < WARN_SCALE and backoffs:
+        falling = "backoff" in tail and "growth" not in ev[-10:]
+        parts.append("below 256" + (" and still falling: act on gradients/data" if falling else ""))
+    with np.errstate(invalid="ignore", over="ignore"):
+        prod = s.grad * s.scales
+    under = int(np.sum(prod < FP16.min_normal))
+    if under:
+        zero = int(np.sum(prod <= FP16.underflow_threshold))
+        parts.append(f"{under} step{'s' * (under != 1)} with G x scale below fp16's normal floor"
+                     + (f" ({zero} round to 0) - no scaler reacts to that" if zero else ""))
+    return " · ".join(parts)
+
+
+# --- the widget -----------------------------------------------------------------------------
+
+NAME = "decay"
+
+
+def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
+                     backoff: float = 0.5, growth_interval: int | None = None,
+                     scenario: str = "drift", steps: int | None = None, seed: int = 0) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """Scale-decay explorer -> ``(ui, controls, artists)``.
+
+    Choosing a scenario loads the start scale and growth interval it is meant for (``suggested``);
+    change them afterwards.  controls: ``policy, scenario, init_scale, backoff, growth_interval``;
+    artists: ``scale`` and
+    ``window`` (the artist dicts of ``draw_scale_trace`` / ``draw_grad_window``), ``summary_text``,
+    ``note_text``, ``status``, ``figure`` (the ``LiveFigure``).
+    """
+    import ipywidgets as w
+
+    from ..plots.scale import draw_grad_window, draw_scale_trace, update_grad_window, update_scale_trace
+    from .base import LiveFigure, guard, show_error, status_line, tag
+
+    s0, gi0 = suggested(scenario)
+    init_scale = s0 if init_scale is None else init_scale
+    growth_interval = gi0 if growth_interval is None else growth_interval
+    style = {"description_width": "110px"}
+    controls: dict[str, Any] = {
+        "policy": w.Dropdown(options=[(v, k) for k, v in POLICIES.items()], value=policy,
+                             description="policy", style=style, layout=w.Layout(width="380px")),
+        "scenario": w.Dropdown(options=[(v, k) for k, v in SCENARIOS.items()], value=scenario,
+                               description="scenario", style=style, layout=w.Layout(width="380px")),
+        "init_scale": w.FloatLogSlider(value=init_scale, base=2, min=-24, max=32, step=1,
+                                       description="initial scale", readout_format=".6g",
+                                       style=style, continuous_update=False,
+                                       layout=w.Layout(width="285px")),
+        "backoff": w.FloatSlider(value=backoff, min=0.05, max=0.95, step=0.05,
+                                 description="backoff x", style=style, continuous_update=False,
+                                 layout=w.Layout(width="285px")),
+        "growth_interval": w.IntSlider(value=growth_interval, min=1, max=2000,
+                                       description="growth interval", style=style,
+                                       continuous_update=False, layout=w.Layout(width="285px")),
+    }
+    for key, c in controls.items():
+        tag(c, f"{NAME}-{key.replace('_', '-')}")
+    summary = tag(w.HTML(), f"{NAME}-summary-text")
+    note = tag(w.HTML(), f"{NAME}-note-text")
+    status = status_line(NAME)
+
+    live = LiveFigure(figsize=(9.5, 5.6), height="540px", nrows=2, sharex=True)
+    ax_scale, ax_win = live.axes[0, 0], live.axes[1, 0]
+    trace = run_scale_decay(policy, init_scale, backoff, growth_interval, scenario, steps, seed)
+    a_scale = draw_scale_trace(ax_scale, trace, title=_title(policy, scenario))
+    ax_scale.set_xlabel("")
+    a_win = draw_grad_window(ax_win, trace)
+    artists: dict[str, Any] = {"scale": a_scale, "window": a_win, "summary_text": summary,
+                               "note_text": note, "status": status, "figure": live,
+                               "trace": trace}
+
+    def _notes(pol: str, init: float) -> None:
+        _, ignored = build_policy(pol, init, controls["backoff"].value, 1)
+        controls["growth_interval"].disabled = any(i.startswith("growth") for i in ignored)
+        fixed_backoff = not (_accepts_backoff(pol))
+        controls["backoff"].disabled = fixed_backoff
+        bits = []
+        if fixed_backoff:
+            bits.append("this policy always halves (backoff fixed at x0.5)")
+        if controls["growth_interval"].disabled:
+            bits.append("this rule never grows, so the growth interval does not apply")
+        bits += [i for i in ignored if i.startswith("min_scale")]
+        note.value = html.escape("; ".join(bits))
+
+    busy = [False]
+
+    def recompute(_change: Any = None) -> None:
+        if busy[0]:
+            return
+        pol, scen = controls["policy"].value, controls["scenario"].value
+        s = float(controls["init_scale"].value)
+        if not (math.isfinite(s) and s > 0):
+            show_error(status, f"initial scale must be > 0, got {s}")
+            return
+        _notes(pol, s)
+        tr = run_scale_decay(pol, s, float(controls["backoff"].value),
+                             int(controls["growth_interval"].value), scen, steps, seed)
+        artists["trace"] = tr
+        update_scale_trace(a_scale, tr, title=_title(pol, scen))
+        update_grad_window(a_win, tr)
+        summary.value = f"<b>{html.escape(summarize(tr))}</b>"
+        live.refresh()
+
+    def load_story(_change: Any = None) -> None:
+        s_init, s_gi = suggested(controls["scenario"].value)
+        busy[0] = True
+        try:
+            controls["init_scale"].value = s_init
+            controls["growth_interval"].value = min(s_gi, controls["growth_interval"].max)
+        finally:
+            busy[0] = False
+        recompute()
+
+    cb = guard(status, recompute)
+    for key, c in controls.items():
+        if key != "scenario":
+            c.observe(cb, names="value")
+    controls["scenario"].observe(guard(status, load_story), names="value")
+    cb()
+    ui = tag(w.VBox([w.HBox([controls["policy"], controls["scenario"]]),
+                     w.HBox([controls["init_scale"], controls["backoff"],
+                             controls["growth_interval"]], layout=w.Layout(flex_flow="row wrap")),
+                     note, summary, status, live.view]), NAME)
+    return ui, controls, artists
+
+
+def _accepts_backoff(policy: str) -> bool:
+    from .. import scaler
+
+    cls = {"seed": scaler.SeedHalving, "torch": scaler.TorchGradScaler,
+           "deepspeed": scaler.DeepSpeedScaler, "megatron": scaler.MegatronScaler,
+           "fairseq": scaler.FairseqScaler}[policy]
+    return _accepts(cls, "backoff_factor") or _accepts(cls, "scale_factor")
+
+
+def _title(policy: str, scenario: str) -> str:
+    return f"{POLICIES[policy]} · {SCENARIOS[scenario]}"
+
+
+# --- the article's question: "what is the value on row 5?" ---------------------------------
+
+_POW = re.compile(r"^\s*2\s*(?:\*\*|\^)\s*(\d{1,3})\s*$")
+
+
+def _parse_number(text: str) -> float:
+    """A typed number: ``4096``, ``4,096``, ``4096.0``, ``2**12``, ``2^12`` (never evaluated)."""
+    t = str(text).strip()
+    m = _POW.match(t)
+    if m:
+        return float(2 ** int(m.group(1)))
+    t = t.replace(",", "").replace("_", "").replace(" ", "")
+    return float(t)
+
+
+def check_row_answer(answer: str, row: int = 5) -> tuple[bool | None, str]:
+    """Check a typed answer to "what is the scale on row ``row`` of experiment 2?".
+
+    Returns ``(ok, message)``; ``ok`` is None when the input is not a number (empty, text, NaN).
+    The table is ``fampnb.seed.experiment_2()`` (the computed one, not a typed-in 4096).
+    """
+    from ..seed import experiment_2
+
+    rows = experiment_2()
+    if not 1 <= row <= len(rows):
+        raise ValueError(f"row must be between 1 and {len(rows)}, got {row!r}")
+    target = rows[row - 1]
+    if not str(answer).strip():
+        return None, "Type a number: the scale on row %d." % row
+    try:
+        x = _parse_number(answer)
+    except ValueError:
+        return None, f"{str(answer).strip()[:40]!r} is not a number; type e.g. 1234."
+    if not math.isfinite(x):
+        return None, "That is not a finite number; a loss scale is a finite power of two here."
+    if x == target.scale:
+        return True, (f"Right: row {row} has scale {target.scale} (G {target.g_abs_max!r}, "
+                      f"scaled {target.scaled!r} -> {target.verdict}, next {target.next_scale}).")
+    other = [r.row for r in rows if r.scale == x]
+    prev = rows[row - 2] if row > 1 else None
+    hint = (f" Row {prev.row} is {prev.scale} and overflowed ({prev.verdict}); each overflow "
+            f"halves the scale." if prev else "")
+    where = f" {_fmt_scale(x)} is the scale on row {other[0]}." if other else ""
+    return False, f"Not quite.{where}{hint}"
+
+
+def make_row_question(row: int = 5) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """The answer box -> ``(ui, controls, artists)``: controls ``answer`` (Text) and ``check``
+    (Button); artists ``verdict_text`` (HTML) and ``status``."""
+    import ipywidgets as w
+
+    from .base import guard, status_line, tag
+
+    name = "row-question"
+    answer = tag(w.Text(value="", placeholder="the scale on row %d" % row,
+                        description=f"row {row} =", continuous_update=False), f"{name}-answer")
+    button = tag(w.Button(description="check", button_style="primary"), f"{name}-check")
+    verdict = tag(w.HTML(value=""), f"{name}-verdict-text")
+    status = status_line(name)
+
+    def check(_: Any = None) -> None:
+        ok, msg = check_row_answer(answer.value, row)
+        colour = {True: "#2e7d32", False: "#c62828", None: "#555555"}[ok]
+        mark = {True: "&#10004; ", False: "&#10008; ", None: ""}[ok]
+        verdict.value = f'<span style="color:{colour}">{mark}{html.escape(msg)}</span>'
+
+    cb = guard(status, check)
+    answer.observe(cb, names="value")
+    button.on_click(lambda _b: cb())
+    ui = tag(w.VBox([w.HBox([answer, button]), verdict, status]), name)
+    return ui, {"answer": answer, "check": button}, {"verdict_text": verdict, "status": status}

@@ -1,0 +1,246 @@
+"""fampnb.diagnose: the 14 real excerpts, rules from reference section 7, round trips."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fampnb import logs
+from fampnb.diagnose import VERDICTS, Diagnosis, diagnose
+
+EXPECTED = logs.expected_verdicts()
+
+
+def diag(name: str, **kw) -> Diagnosis:
+    return diagnose(logs.parse(logs.read_sample(name)), **kw)
+
+
+def lines_diag(lines: list[str], **kw) -> Diagnosis:
+    return diagnose(logs.parse(lines), **kw)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_excerpts(name):
+    d = diag(name)
+    assert d.verdict == EXPECTED[name]["verdict"], (d.verdict, d.reason)
+    assert d.reason and d.advice
+    json.dumps(d.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_excerpts_fast_scan_agrees(name):
+    data = logs.sample_logs()[name].read_bytes()
+    assert diagnose(logs.scan(io.BytesIO(data))).to_dict() == diagnose(
+        logs.parse(io.BytesIO(data))).to_dict()
+
+
+def test_apex_collapse_details():
+    d = diag("apex_apex_834.log")
+    assert (d.backoffs, d.min_scale, d.final_scale, d.certainty) == (17, 0.5, 0.5, "certain")
+    assert d.first_nan_line is None
+    assert any("below 1" in c for c in d.caveats)
+    assert [e.line_no for e in d.evidence][:1] == [1] and d.evidence[-1].line_no == 17
+    assert "learning rate" in d.first_switch and "clipping" in d.first_switch
+    assert "256" in d.advice[1]
+
+
+def test_calibration_is_named():
+    d = diag("deepspeed_CogVideo_233.log")
+    assert d.backoffs == 6 and d.final_scale == 2 ** 26
+    assert any("calibration" in c for c in d.caveats)
+    d = diag("apex_DG-Net_11.log")
+    assert d.first_nan_line == 8 and any("single NaN" in c for c in d.caveats)
+
+
+def test_data_verdicts_carry_the_bf16_caveat():
+    d = diag("fp32-noscaler_faster-rcnn.pytorch_562.log")
+    assert (d.first_nan_step, d.first_nan_line) == (100, 5)
+    assert "labels" in d.first_switch
+    assert any("bf16" in c and "one batch" in c for c in d.caveats)
+    d = diag("gradscaler_insightface_2262.log")
+    assert any("silent" in c for c in d.caveats)
+
+
+def test_hidden_nan_caveats():
+    assert any("logging_nan_inf_filter" in c for c in diag("hf-trainer_LlamaFactory_5660-bf16.log")
+               .caveats)
+    d = diag("megatron_Megatron-LLM_33.log")
+    assert d.first_nan_step == 3385 and any("vanish" in c for c in d.caveats)
+
+
+def test_precision_hint_and_validation():
+    assert diag("hf-trainer_LlamaFactory_5660-bf16.log", precision="bf16").verdict == "no-scaler"
+    assert diag("fp32-noscaler_faster-rcnn.pytorch_562.log", precision="fp32").verdict == "data"
+    assert diag("apex_apex_834.log", precision="float16").precision == "fp16"
+    with pytest.raises(ValueError, match="precision"):
+        diag("apex_apex_834.log", precision="int8")
+
+
+MIDRUN = ["step {i}: loss {v}".format(i=i, v=2.0 - i / 100) for i in range(10, 300, 10)] + [
+    "step 300: loss nan", "step 310: loss nan"]
+
+
+def test_precision_from_the_log():
+    assert lines_diag(["--bf16 True"] + MIDRUN).verdict == "no-scaler"
+    assert lines_diag(['"bf16": {"enabled": true}'] + MIDRUN).precision == "bf16"
+    d = lines_diag(["Using 16bit Automatic Mixed Precision (AMP)"] + MIDRUN)
+    assert d.precision == "fp16" and d.verdict == "unknown"
+    d = lines_diag(MIDRUN)
+    assert d.verdict == "no-scaler" and any("silent" in c.lower() for c in d.caveats)
+
+
+def ds(a: float, b: float) -> str:
+    return f"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {a:g}, reducing to {b:g}"
+
+
+def test_rules_calibration_isolated_cascade():
+    healthy = [ds(2 ** k, 2 ** (k - 1)) for k in range(32, 26, -1)]
+    healthy += [f"{{'loss': {2 - i / 100}, 'learning_rate': 1e-4}}" for i in range(50)]
+    assert lines_diag(healthy).verdict == "healthy"
+    isolated = healthy + [ds(65536, 32768)] + [f"{{'loss': {1.4 - i / 100}}}" for i in range(20)]
+    assert lines_diag(isolated).verdict == "healthy"
+    cascade = healthy + [ds(2 ** k, 2 ** (k - 1)) for k in range(16, 7, -1)]
+    d = lines_diag(cascade)
+    assert d.verdict == "overflow" and "below 256" in d.reason
+
+
+def test_rules_endings():
+    floor = [ds(1, 1)] * 5
+    assert lines_diag(floor).verdict == "overflow"
+    fatal = ["{'loss': 2.0}"] * 5 + ["Exception: Current loss scale already at minimum - cannot "
+                                     "decrease scale anymore. Exiting run."]
+    d = lines_diag(fatal)
+    assert (d.verdict, d.certainty) == ("overflow", "certain")
+    article = [f"Loss scaling: {2 ** k} -> {2 ** (k - 1)} (overflow)" for k in range(16, 8, -1)]
+    assert lines_diag(article).verdict == "overflow"   # the article's eight halvings, still falling
+    nan_after = ["{'loss': 2.0}"] * 30 + [ds(65536, 32768), ds(32768, 16384), "{'loss': nan}",
+                                          "{'loss': nan}"]
+    assert lines_diag(nan_after).verdict == "overflow"
+
+
+def test_rules_grad_norm_nan():
+    falling = [f"loss: {2 - i / 50:.3f}  grad_norm: {'nan' if i % 3 == 0 else '1.0'}"
+               for i in range(30)]
+    assert lines_diag(falling).verdict == "healthy"
+    stuck = [f"loss: 2.0  grad_norm: {'1.0' if i < 10 else 'nan'}" for i in range(40)]
+    assert lines_diag(stuck).verdict == "overflow"
+
+
+def test_unknown_and_misuse():
+    assert diagnose([]).verdict == "unknown"
+    assert lines_diag(["hello", "world"]).verdict == "unknown"
+    d = lines_diag(["ValueError: Attempting to unscale FP16 gradients."])
+    assert d.verdict == "unknown" and any("misuse" in c for c in d.caveats)
+
+
+def test_to_dict_is_json_safe():
+    d = diagnose(logs.parse(["{'loss': nan, 'grad_norm': inf}", "{'loss': nan}"]))
+    out = d.to_dict()
+    text = json.dumps(out, allow_nan=False)
+    assert '"nan"' in text
+    assert set(out) >= {"verdict", "reason", "evidence", "first_nan_step", "first_nan_line",
+                        "backoffs", "min_scale", "final_scale", "framework", "advice", "caveats"}
+
+
+def test_memory_is_bounded():
+    lines = (f"{{'loss': {1 + (i % 7) / 10}, 'grad_norm': 1.0}}" for i in range(200_000))
+    d = diagnose(logs.parse(lines))
+    assert d.verdict == "healthy" and len(d.losses) <= 2 * 4096
+
+
+# ---- round trips through the scaler simulator ------------------------------------------------
+HAVE_SCENARIOS = importlib.util.find_spec("fampnb.scenarios") is not None
+needs_scenarios = pytest.mark.skipif(not HAVE_SCENARIOS, reason="fampnb.scenarios not written yet")
+
+
+@needs_scenarios
+@pytest.mark.parametrize("kind", ["overflow", "data", "no-scaler", "healthy"])
+@pytest.mark.parametrize("style", ["seed", "deepspeed", "apex", "fairseq", "megatron", "hf",
+                                   "torch"])
+@pytest.mark.parametrize("steps,seed", [(200, 0), (600, 1)])
+def test_round_trip_scenarios(kind, style, steps, seed):
+    from fampnb.scenarios import synthetic_log
+
+    lines = synthetic_log(kind, style, steps, seed)
+    d = diagnose(logs.parse(lines))
+    assert d.verdict == kind, d.reason
+    data = ("\n".join(lines) + "\n").encode()
+    assert diagnose(logs.scan(io.BytesIO(data))).verdict == kind
+
+
+@pytest.mark.parametrize("style", ["seed", "deepspeed", "apex", "fairseq", "megatron", "torch"])
+def test_round_trip_simulated_collapse(style):
+    from fampnb.scaler import TorchGradScaler, simulate
+
+    grads = [0.5] * 50 + [1e3 * 2 ** i for i in range(40)]
+    tr = simulate(TorchGradScaler(), grads)
+    lines = tr.log_lines(style, loss=[2.0 - 0.01 * i for i in range(len(tr.scales))])
+    assert lines_diag(lines).verdict == "overflow"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([
+    "Loss scaling: 65536 -> 32768 (overflow)", "{'loss': nan}", "{'loss': 1.5, 'grad_norm': nan}",
+    "loss: 2.0", "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 0.5",
+    "[Rank 0] step=10, skipped=5", "FloatingPointError: gradients are Nan/Inf", "garbage",
+    " iteration 5/10 | loss scale: 1.0 | number of skipped iterations: 0 |", "--bf16"]),
+    max_size=40))
+def test_property_diagnose_total(lines):
+    d = lines_diag(lines)
+    assert d.verdict in VERDICTS
+    json.dumps(d.to_dict(), allow_nan=False)
+    if d.first_nan_line is not None:
+        assert 1 <= d.first_nan_line <= len(lines)
+    assert d.min_scale is None or not math.isnan(d.min_scale)
+
+
+def test_rules_silent_collapse_and_counters():
+    printed = [f"step {i}: loss {2 - i / 100:.3f}, loss scale {s}"
+               for i, s in enumerate([65536, 65536, 1024, 0.5, 0.0625])]
+    d = lines_diag(printed)
+    assert d.verdict == "overflow" and "below 1" in d.reason
+    stuck = [f"[Rank 0] step={k}, skipped={k}, lr=[0.0]" for k in range(10, 110, 10)]
+    assert lines_diag(stuck).verdict == "overflow"
+    startup = [f"[Rank 0] step={k}, skipped={k}, lr=[0.0]" for k in (5, 10)]
+    assert lines_diag(startup + ["{'loss': 2.0}"] * 5).verdict == "healthy"
+
+
+def test_rules_mid_excerpt_cascade_from_a_low_scale():
+    lines = [ds(2 ** k, 2 ** (k - 1)) for k in (12, 11, 10)]   # no start-up in sight
+    d = lines_diag(lines)
+    assert d.verdict == "overflow", d.reason
+    assert lines_diag([ds(8192, 4096)] + ["{'loss': 1.0}"] * 10).verdict == "healthy"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_verdict_shows_evidence_with_line_numbers(name):
+    d = diag(name)
+    assert d.evidence, d.verdict
+    assert all(1 <= e.line_no <= len(logs.read_sample(name)) for e in d.evidence)
+
+
+def test_rules_megatron_skipping_forever_and_bf16_zero_loss():
+    meg = [f" iteration {i * 100:8d}/  100000 | learning rate: 0.000E+00 | global batch size:    64"
+           f" | loss scale: 1.0 | number of skipped iterations: 100 | number of nan iterations:   0 |"
+           for i in range(20, 26)]
+    d = lines_diag(meg)
+    assert d.verdict == "overflow" and "skipping forever" in d.reason
+    zero = ["{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.1}"] * 3
+    assert lines_diag(zero).verdict == "no-scaler"
+    assert lines_diag(zero, precision="fp16").verdict == "overflow"
+
+
+def test_rules_fairseq_calibrates_from_128():
+    note = ("2021-01-01 12:00:00 | INFO | fairseq.trainer | NOTE: gradient overflow detected, "
+            "ignoring gradient, setting loss scale to: {}")
+    inner = ("2021-01-01 12:00:10 | INFO | train_inner | epoch 001:    100 / 1000 loss=9.1, "
+             "num_updates=100, gnorm=2.1, loss_scale=32")
+    assert lines_diag([note.format(64.0), note.format(32.0)] + [inner] * 3).verdict == "healthy"
+    late = [inner] * 5 + [note.format(x) for x in (0.5, 0.25, 0.125)]
+    assert lines_diag(late).verdict == "overflow"

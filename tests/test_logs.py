@@ -1,0 +1,471 @@
+"""fampnb.logs: every wording of reference/loss-scalers.md, sources, bad input, fast scan."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fampnb import logs
+from fampnb.logs import Event, parse
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def one(line: str) -> Event:
+    evs = [e for e in parse([line]) if e.rule != "precision"]
+    assert len(evs) == 1, evs
+    return evs[0]
+
+
+def key(events) -> list[str]:
+    return [json.dumps(e.to_dict(), sort_keys=True) for e in events]
+
+
+# ---- wordings (reference section 3 and 4) --------------------------------------------------
+BACKOFFS = [
+    ("Loss scaling: 65536 -> 32768 (overflow)", 65536, 32768, "seed"),
+    ("[2020-05-01 10:00:00,000] [INFO] [deepscale] OVERFLOW! Rank 0 Skipping step. Attempted loss "
+     "scale: 4294967296, reducing to 2147483648.0", 4294967296, 2147483648, "deepspeed"),
+    ("[2024-09-11 17:52:18,030] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! "
+     "Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768", 65536, 32768,
+     "deepspeed"),
+    ("[deepspeed] fp16 dynamic loss scale overflow! Skipping step. Attempted loss scale: 128.0, "
+     "reducing to 64.0", 128, 64, "deepspeed"),
+    ("[Rank 0] Overflow detected. Skipping step. Attempted loss scale: 524288.0, reducing to "
+     "262144.0", 524288, 262144, "deepspeed"),
+    ("Reducing dynamic loss scale from 1024.0 to 512.0", 1024, 512, "deepspeed"),
+    ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0", None, 32768,
+     "apex"),
+    ("Gradient overflow, skipping step, loss scaler 0 reducing loss scale to 16384.0", None, 16384,
+     "apex"),
+    ("Gradient overflow.  Skipping step, reducing loss scale to 8.289046e-317", None, 8.289046e-317,
+     "apex"),
+    ("OVERFLOW within closure! Skipping step, reducing loss scale to 256.0", None, 256, "apex"),
+    ("| WARNING: overflow detected, setting loss scale to: 0.25", None, 0.25, "fairseq"),
+    ("2020-08-01 12:39:16 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss scale "
+     "to: 1024.0", None, 1024, "fairseq"),
+    ("2021-03-01 12:00:00 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring "
+     "gradient, setting loss scale to: 64.0", None, 64, "fairseq"),
+    ("AMP: overflow detected, setting scale to to 32.0", None, 32, "fairseq"),
+]
+
+
+@pytest.mark.parametrize("line,before,after,fw", BACKOFFS)
+def test_backoff_wordings(line, before, after, fw):
+    e = one(line)
+    assert e.kind == "backoff"
+    assert e.framework == fw
+    assert e.scale_after == pytest.approx(after, rel=1e-12)
+    if before is not None:
+        assert e.scale_before == pytest.approx(before)
+
+
+@pytest.mark.parametrize("line,kind,rule", [
+    ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, but hysteresis is 2."
+     " Reducing hysteresis to 1", "hysteresis", "ds-hysteresis"),
+    ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 65536",
+     "hysteresis", "ds-overflow"),
+    ("Increasing dynamic loss scale from 512.0 to 1024.0", "growth", "dyn-increase"),
+    ("Loss scaling: 1024 -> 2048 (growth)", "growth", "article"),
+    ("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting "
+     "run.", "fatal", "min-scale"),
+    ("FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding. "
+     "Try lowering the learning rate, using gradient clipping or increasing the batch size.",
+     "fatal", "min-scale"),
+    ("AMP: Minimum loss scale reached (0.0001). Your loss is probably exploding. Try restarting "
+     "training or use fp32.", "fatal", "min-scale"),
+    ("FloatingPointError: gradients are Nan/Inf", "fatal", "nonfinite-grad"),
+    ("OverflowError: cannot convert float infinity to integer", "fatal", "overflowerror"),
+    ("ValueError: Attempting to unscale FP16 gradients.", "fatal", "misuse"),
+    ("RuntimeError: unscale_() has already been called on this optimizer since the last update().",
+     "fatal", "misuse"),
+    ("Grad overflow on iteration 1234", "skip", "ds-grad-overflow"),
+    ("[deepspeed] OVERFLOW! Rank 0 Skipping step.", "skip", "ds-overflow-noscale"),
+    ("Gradient overflow, skipping update", "skip", "apex-skip"),
+    ("AMP: skipping this batch.", "skip", "fairseq-amp-skip"),
+    ("tried to get lr value before scheduler/optimizer started stepping, returning lr=0", "skip",
+     "lr-zero"),
+    ("/usr/lib/python3/torch/optim/lr_scheduler.py:134: UserWarning: Detected call of "
+     "`lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later", "skip",
+     "sched-warning"),
+    ("Loss is nan, stopping training", "nan", "anomaly"),
+    ("RuntimeError: Function 'LogSoftmaxBackward0' returned nan values in its 0th output.", "nan",
+     "anomaly"),
+])
+def test_other_wordings(line, kind, rule):
+    e = one(line)
+    assert (e.kind, e.rule) == (kind, rule)
+
+
+def test_min_scale_values():
+    assert one("FloatingPointError: Minimum loss scale reached (0.0001). x").scale_after == 1e-4
+
+
+def test_ds_progress_counter_emits_deltas():
+    lines = ["[Rank 0] step=10, skipped=0, lr=[1e-4], mom=[(0.9, 0.999)]",
+             "[Rank 0] step=20, skipped=3, lr=[1e-4], mom=[(0.9, 0.999)]",
+             "[Rank 0] step=30, skipped=3, lr=[1e-4], mom=[(0.9, 0.999)]",
+             "[Rank 0] step=40, skipped=5, lr=[1e-4], mom=[(0.9, 0.999)]"]
+    evs = list(parse(lines))
+    assert [(e.step, e.count) for e in evs] == [(20, 3), (40, 2)]
+    assert all(e.kind == "skip" and e.framework == "deepspeed" for e in evs)
+
+
+MEG = (" iteration     3383/    8000 | consumed samples:       216512 | elapsed time per iteration "
+       "(ms): 7613.1 | learning rate: 6.680E-06 | global batch size:    64 | {loss}loss scale: "
+       "{scale} | grad norm: 0.752 | number of skipped iterations: {skip:3d} | number of nan "
+       "iterations: {nan:3d} |")
+
+
+def test_megatron_fields():
+    e = one(MEG.format(loss="lm loss: 7.334521E-01 | ", scale="1.0", skip=0, nan=0))
+    assert (e.kind, e.step, e.total) == ("loss", 3383, 8000)
+    assert e.loss == pytest.approx(0.7334521)
+    assert e.scale_after == 1.0 and e.grad_norm == pytest.approx(0.752)
+
+
+def test_megatron_missing_loss_is_nan_without_skips_and_skip_with_them():
+    e = one(MEG.format(loss="", scale="1.0", skip=0, nan=0))
+    assert e.kind == "nan" and e.rule == "megatron-loss-missing"
+    e = one(MEG.format(loss="", scale="8388608.0", skip=10, nan=0))
+    assert e.kind == "skip" and e.count == 10 and e.scale_after == 8388608.0
+    e = one(MEG.format(loss="lm loss: 2.0 | ", scale="1.0", skip=0, nan=3))
+    assert e.kind == "nan"
+
+
+def test_hf_dicts():
+    e = one("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 4.998e-05, 'epoch': 0.03}")
+    assert (e.kind, e.framework, e.loss) == ("loss", "hf", 0.0)
+    assert math.isnan(e.grad_norm)
+    e = one("{'loss': nan, 'grad_norm': inf, 'learning_rate': 0, 'epoch': 0.5}")
+    assert e.kind == "nan" and math.isinf(e.grad_norm)
+
+
+@pytest.mark.parametrize("line,kind,loss,gnorm,scale,fw", [
+    ("Epoch 0:  12%|█▏ | 120/1000 [00:10<01:20, 11.0it/s, loss=nan, v_num=0]", "nan", math.nan,
+     None, None, "lightning"),
+    ("10/30 22:19:57 - mmengine - INFO - Epoch(train) [1][240/735]  lr: 1.9813e-04  loss: 2.5128  "
+     "grad_norm: nan", "loss", 2.5128, math.nan, None, "mmengine"),
+    ("Training: 2023-03-14 09:08:47,984-Speed 2183.37 samples/sec   Loss nan   Global Step: 30   "
+     "Fp16 Grad Scale:  0   Required: 144 hours", "nan", math.nan, None, 0.0, "insightface"),
+    ("I0302 02:15:34.291999 140737349982016 model_training_utils.py:538] Step: 47 Lr 1.6526e-05 "
+     "Loss scale 32768", "scale", None, None, 32768.0, "keras"),
+    ("Epoch: [3]  [ 200/1251]  eta: 0:10:00  lr: 0.000100  loss: 6.9 (6.9)  loss_scale: 8192.0000 "
+     "(8646.0600)  grad_norm: 0.3922 (nan)", "loss", 6.9, 0.3922, 8192.0, "generic"),
+    ("2020-03-23 11:39:44 | INFO | train_inner | epoch 003:      5 / 356 loss=9.44, nll_loss=8.44, "
+     "num_updates=700, gnorm=156.036, loss_scale=0, train_wall=1281", "loss", 9.44, 156.036, 0.0,
+     "fairseq"),
+    ("step 10: loss tensor(nan, device='cuda:0')", "nan", math.nan, None, None, "generic"),
+    ("val_loss = inf is not finite", "nan", None, None, None, "torch"),
+])
+def test_generic_records(line, kind, loss, gnorm, scale, fw):
+    e = one(line)
+    assert (e.kind, e.framework) == (kind, fw)
+    for got, want in ((e.loss, loss), (e.grad_norm, gnorm), (e.scale_after, scale)):
+        if want is None:
+            continue
+        assert (math.isnan(got) if math.isnan(want) else got == pytest.approx(want))
+
+
+@pytest.mark.parametrize("line,step,total", [
+    (" iteration       10/ 1000000 | loss scale: 1.0 |", 10, 1000000),
+    ("[Rank 0] step=77, skipped=2, lr=[1e-4]", 77, None),
+    ("Epoch: 0   Global Step: 20   Fp16 Grad Scale:  0", 20, None),
+    ("Epoch(train) [1][200/735]  loss: 2.75", 200, 735),
+    ("Epoch(train) [3][200/735]  loss: 2.75", 2 * 735 + 200, 735),
+    ("[session 1][epoch  1][iter  100/2892] loss: nan, lr: 1.00e-04", 100, 2892),
+    ("Epoch: 00 Iteration: 00000001/00100000 DLoss:nan Reg:nan", 1, 100000),
+    (" 14%|██▍ | 378/2724 [13:58:09<86:18:35, 132.44s/it] loss: 2.0", 378, 2724),
+    ("Train Step: 47/90  / loss = 11.0390625 / time = 0.136 sec", 47, 90),
+    ("| epoch 002 | loss 9.803 | num_updates 695 | gnorm 55.005 | loss_scale 0 |", 695, None),
+])
+def test_steps_from_the_line(line, step, total):
+    e = next(e for e in parse([line]))
+    assert (e.step, e.total, e.explicit) == (step, total, True)
+
+
+def test_step_falls_back_to_last_step_then_line_order():
+    evs = list(parse(["{'loss': 1.0}", "{'loss': 0.9}", "step=5, skipped=1", "{'loss': 0.8}"]))
+    assert [(e.step, e.explicit) for e in evs] == [(1, False), (2, False), (5, True), (5, False)]
+
+
+def test_tqdm_glued_records_and_carriage_returns():
+    line = (" 14%|█▍        | 378/2724 [13:58:09<86:18:35, 132.44s/it][2023-06-07 22:16:00,018] "
+            "[INFO] [loss_scaler.py:181:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+            "Attempted loss scale: 64, reducing to 32")
+    e = one(line)
+    assert (e.kind, e.step, e.scale_after) == ("backoff", 378, 32)
+    cr = ("  1%|          | 1/100 [00:01<00:10]\r  2%|          | 2/100 [00:02<00:10]"
+          "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0\r"
+          "  3%|          | 3/100 [00:03]Gradient overflow.  Skipping step, loss scaler 0 "
+          "reducing loss scale to 16384.0\n")
+    evs = [e for e in parse(io.BytesIO(cr.encode())) if e.kind == "backoff"]
+    assert [e.scale_after for e in evs] == [32768.0, 16384.0]
+    assert all(e.line_no == 1 for e in evs)
+
+
+def test_nothing_is_evaluated(tmp_path):
+    marker = tmp_path / "pwned"
+    evil = f"__import__('pathlib').Path({str(marker)!r}).touch()"
+    lines = ["{'loss': " + evil + ", 'grad_norm': " + evil + "}",
+             "Loss scaling: " + evil + " -> 1 (overflow)", "loss: " + evil]
+    list(parse(lines))
+    list(logs.scan(io.BytesIO("\n".join(lines).encode())))
+    assert not marker.exists()
+    for path in [*(ROOT / "fampnb").glob("_log*.py"), ROOT / "fampnb" / "logs.py"]:
+        src = path.read_text()
+        assert "eval(" not in src and "literal_eval" not in src and "exec(" not in src, path
+
+
+# ---- sources -------------------------------------------------------------------------------
+SAMPLE = "apex_apex_834.log"
+
+
+def test_sources_agree(tmp_path):
+    text = "\n".join(logs.read_sample(SAMPLE)) + "\n"
+    p = tmp_path / "a.log"
+    p.write_text(text)
+    gz = tmp_path / "a.log.gz"
+    gz.write_bytes(gzip.compress(text.encode()))
+    nogz_suffix = tmp_path / "compressed.txt"
+    nogz_suffix.write_bytes(gzip.compress(text.encode()))
+    ref = key(parse(p))
+    assert len(ref) == 17
+    assert key(parse(str(p))) == ref
+    assert key(parse(gz)) == ref
+    assert key(parse(nogz_suffix)) == ref
+    assert key(parse(io.StringIO(text))) == ref
+    assert key(parse(io.BytesIO(text.encode()))) == ref
+    assert key(parse(text.splitlines())) == ref
+    assert key(parse(line.encode() for line in text.splitlines())) == ref
+    with open(p) as fh:
+        assert key(parse(fh)) == ref
+    with open(p, "rb") as fh:
+        assert key(parse(fh)) == ref
+
+
+def test_parse_is_lazy():
+    def lines():
+        yield "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0"
+        raise RuntimeError("the reader asked for more than it needed")
+
+    it = parse(lines())
+    assert next(it).scale_after == 32768.0
+
+
+def test_bad_item_type():
+    with pytest.raises(TypeError):
+        list(parse([1, 2]))
+
+
+# ---- bad input -----------------------------------------------------------------------------
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        list(parse(tmp_path / "nope.log"))
+    with pytest.raises(IsADirectoryError):
+        list(parse(tmp_path))
+
+
+def test_empty_and_garbage(tmp_path):
+    assert list(parse(io.BytesIO(b""))) == []
+    garbage = bytes(range(256)) * 50 + b"\x00\xff\xfe" * 1000
+    assert all(e.kind in logs.KINDS for e in parse(io.BytesIO(garbage)))
+
+
+def test_non_utf8_bytes_still_parse():
+    data = b"\xff\xfe caf\xe9 Loss scaling: 65536 -> 32768 (overflow)\n\xc3\x28 loss: nan\n"
+    evs = list(parse(io.BytesIO(data)))
+    assert [e.kind for e in evs] == ["backoff", "nan"]
+    assert "\ufffd" in evs[0].text
+
+
+def test_ten_megabyte_single_line_is_flat(tmp_path):
+    big = b"x" * (10 << 20) + b" loss: nan\n" + b"Gradient overflow.  Skipping step, loss scaler 0 " \
+          b"reducing loss scale to 2.0\n"
+    p = tmp_path / "big.log"
+    p.write_bytes(big)
+    evs = list(parse(p))
+    assert [(e.kind, e.line_no) for e in evs] == [("nan", 1), ("backoff", 2)]
+    assert all(len(e.text) < 1000 for e in evs)
+    assert key(logs.scan(p)) == key(evs)
+
+
+def test_truncated_gzip_raises_eof_after_partial_events(tmp_path):
+    text = ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 2.0\n" * 20000)
+    p = tmp_path / "t.log.gz"
+    p.write_bytes(gzip.compress(text.encode())[:-200])
+    seen = []
+    with pytest.raises((EOFError, gzip.BadGzipFile)):
+        for e in parse(p):
+            seen.append(e)
+    assert seen
+
+
+def test_crlf_line_ends():
+    data = ("Loss scaling: 65536 -> 32768 (overflow)\r\n{'loss': nan, 'grad_norm': nan}\r\n"
+            .encode())
+    evs = list(parse(io.BytesIO(data)))
+    assert [(e.kind, e.line_no) for e in evs] == [("backoff", 1), ("nan", 2)]
+    assert not any(e.text.endswith("\r") for e in evs)
+
+
+def test_interleaved_multi_rank_lines():
+    lines = []
+    for i, s in enumerate([32768, 16384, 8192]):
+        for rank in range(4):
+            lines.append(f"[rank{rank}]: Gradient overflow.  Skipping step, loss scaler 0 "
+                         f"reducing loss scale to {s}.0")
+            lines.append(f"{rank}: {{'loss': {2.0 - i / 10}, 'grad_norm': 1.0}}")
+    evs = list(parse(lines))
+    assert sum(e.kind == "backoff" for e in evs) == 12
+    assert sum(e.kind == "loss" for e in evs) == 12
+
+
+# ---- shipped samples -----------------------------------------------------------------------
+def test_samples_shipped_with_attribution():
+    names = logs.sample_logs()
+    assert len(names) == 14
+    readme = Path(str(next(iter(names.values())))).parent / "README.md"
+    assert readme.exists() and "GitHub" in readme.read_text()
+    assert logs.read_sample(SAMPLE)[0].startswith("Gradient overflow.")
+    with pytest.raises(KeyError):
+        logs.read_sample("nope.log")
+
+
+def test_expected_verdicts_come_from_the_readme():
+    table = logs.expected_verdicts()
+    assert set(table) == set(logs.sample_logs())
+    assert {v["verdict"] for v in table.values()} <= {"healthy", "overflow", "data", "no-scaler",
+                                                      "unknown"}
+    assert table["apex_apex_834.log"]["verdict"] == "overflow"
+    assert table["apex_apex_834.log"]["certainty"] == "certain"
+
+
+@pytest.mark.parametrize("name", sorted(logs.sample_logs()))
+def test_scan_equals_parse_on_samples(name):
+    data = logs.sample_logs()[name].read_bytes()
+    assert key(logs.scan(io.BytesIO(data))) == key(parse(io.BytesIO(data)))
+
+
+def test_import_is_light():
+    code = ("import sys, fampnb.logs, fampnb.diagnose, fampnb.report; "
+            "print(sorted(m for m in ('matplotlib', 'torch', 'ipywidgets') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+# ---- property-based ------------------------------------------------------------------------
+WORDS = st.sampled_from(["loss", "nan", "inf", "Loss scaling:", "->", "overflow", "reducing to",
+                         "Attempted loss scale:", "|", "iteration", "skipped=", "step=", "'loss':",
+                         "grad_norm", ":", "=", "1e400", "-inf", "65536", "0.5", "\r", "\n", " ",
+                         "[1][2/3]", "loss scale:", "Minimum loss scale reached (", ")", "{", "}"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(WORDS, max_size=60).map("".join))
+def test_property_logish_text(text):
+    evs = list(parse(text.splitlines() or [""]))
+    for e in evs:
+        assert e.kind in logs.KINDS and e.line_no >= 1
+        json.dumps(e.to_dict(), allow_nan=False)
+    assert key(logs.scan(io.BytesIO(text.encode()))) == key(parse(io.BytesIO(text.encode())))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=3000))
+def test_property_arbitrary_bytes(data):
+    evs = list(parse(io.BytesIO(data)))
+    assert all(e.kind in logs.KINDS for e in evs)
+    assert key(logs.scan(io.BytesIO(data))) == key(evs)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=2000))
+def test_property_arbitrary_text(text):
+    assert all(e.kind in logs.KINDS for e in parse(io.StringIO(text)))
+
+
+# ---- the fast scan on multi-block logs (small blocks to exercise every boundary) -------------
+def _hf_log(n: int, nan_at: int | None = None, seed: int = 0) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    out = ["TrainingArguments(fp16=True, logging_steps=10)"]
+    for i in range(n):
+        out.append(f" {i * 100 // n:3d}%|███       | {i}/{n} [00:{i % 60:02d}<01:00, 1.{i % 9}it/s]")
+        if i % 10 == 0:
+            loss = "nan" if nan_at is not None and i >= nan_at else f"{2.5 - i / n + rng.random() / 10:.4f}"
+            out.append(f"{{'loss': {loss}, 'grad_norm': {rng.random():.4f}, "
+                       f"'learning_rate': 1e-05, 'epoch': {i / n:.2f}}}")
+        if i in (n // 3, n // 3 + 1):
+            out.append(f"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: "
+                       f"{65536 >> (i - n // 3)}, reducing to {32768 >> (i - n // 3)}")
+        if i % 50 == 0:
+            out.append(f"[Rank 0] step={i}, skipped={2 if i > n // 3 else 0}, lr=[1e-05]")
+    return out
+
+
+def _megatron_log(n: int, drop_at: int, bf16: bool = False) -> list[str]:
+    out = []
+    scale = 1.0 if bf16 else 65536.0
+    for i in range(1, n + 1):
+        skipped = 0
+        if not bf16 and i >= drop_at and scale > 1:
+            scale /= 2
+            skipped = 1
+        loss = "" if (bf16 and i >= drop_at) else f"lm loss: {2.0 - i / n:.6E} | "
+        out.append(f" iteration {i:8d}/{n:8d} | consumed samples: {i * 64:12d} | learning rate: "
+                   f"1.000E-04 | global batch size:    64 | {loss}loss scale: {scale:.1f} | "
+                   f"grad norm: 0.500 | number of skipped iterations: {skipped:3d} | number of "
+                   f"nan iterations:   0 |")
+    return out
+
+
+def _ds_cascade_log(n: int, at: int, depth: int) -> list[str]:
+    out = []
+    for i in range(n):
+        if at <= i < at + depth:
+            k = 16 - (i - at)
+            out.append(f"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: "
+                       f"{2 ** k}, reducing to {2 ** (k - 1)}")
+        out.append(f"{{'loss': {2.0 - i / n:.4f}, 'grad_norm': 0.5, 'epoch': {i / n:.3f}}}")
+        out.append(f"  {i}/{n} [00:00<00:00, 1.0it/s]")
+    return out
+
+
+@pytest.mark.parametrize("lines", [
+    _hf_log(12000), _hf_log(12000, nan_at=7000), _hf_log(12000, nan_at=20),
+    _hf_log(40000, nan_at=4000), _ds_cascade_log(9000, 5000, 3), _ds_cascade_log(9000, 8990, 9),
+    _megatron_log(6000, 4000), _megatron_log(6000, 4000, bf16=True),
+    _megatron_log(6000, 10**9),
+], ids=["hf-healthy", "hf-midrun-nan", "hf-early-nan", "hf-nan-on-most-lines",
+        "ds-cascade-recovers", "ds-cascade-at-the-end", "megatron-collapse", "megatron-bf16-nan",
+        "megatron-healthy"])
+def test_scan_verdict_equals_parse_on_long_logs(lines, monkeypatch, tmp_path):
+    from fampnb import _logscan
+    from fampnb.diagnose import diagnose
+
+    monkeypatch.setattr(_logscan, "BLOCK", 64 << 10)
+    monkeypatch.setattr(_logscan, "SAMPLE", 200)
+    monkeypatch.setattr(_logscan, "EDGE", 4 << 10)
+    data = ("\n".join(lines) + "\n").encode()
+    full = diagnose(parse(io.BytesIO(data)))
+    fast = diagnose(logs.scan(io.BytesIO(data)))
+    assert (fast.verdict, fast.first_nan_line, fast.backoffs, fast.final_scale) == (
+        full.verdict, full.first_nan_line, full.backoffs, full.final_scale)
+    p = tmp_path / "run.log"
+    p.write_bytes(data)
+    monkeypatch.setattr(_logscan, "PARALLEL_BYTES", 1)
+    par = diagnose(logs.scan(p, workers=2))
+    assert (par.verdict, par.first_nan_line, par.final_scale) == (
+        full.verdict, full.first_nan_line, full.final_scale)
+    assert {e.line_no for e in par.evidence} <= {e.line_no for e in parse(io.BytesIO(data))}
