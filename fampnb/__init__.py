@@ -14,7 +14,7 @@ from types import ModuleType
 __version__ = "0.1.0"
 
 _SUBMODULES = frozenset(
-    {"formats", "seed", "scaler", "scenarios", "logs", "diagnose", "report", "probe", "plots",
+    {"formats", "seed", "scaler", "scenarios", "logs", "diagnose", "chain", "report", "probe", "plots",
      "widgets", "cli", "data"}
 )
 

@@ -77,7 +77,7 @@ def test_import_fampnb_is_light():
 
 def test_lower_layers_do_not_import_higher_ones():
     """Data flows formats -> scaler -> logs -> diagnose -> plots -> widgets; never back."""
-    order = ["formats", "seed", "scaler", "scenarios", "logs", "diagnose", "report", "probe",
+    order = ["formats", "seed", "scaler", "scenarios", "logs", "diagnose", "chain", "report", "probe",
              "plots", "widgets"]
     for i, mod in enumerate(order):
         path = ROOT / "fampnb" / f"{mod}.py"

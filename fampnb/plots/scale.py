@@ -253,9 +253,6 @@ def update_grad_window(artists: dict[str, Any], data: Any) -> None:
 def draw_range_check(ax: Any, data: dict[str, Any]) -> dict[str, Any]:
     """A log10 axis with the format's zones (zero, subnormal, normal, overflow) and a marker at
     ``G x scale``.  ``data``: ``{"g": float, "scale": float, "fmt": Format}``."""
-    from ..formats import FP16
-
-    fmt = data.get("fmt") or FP16
     ax.set_xscale("log", base=10)
     fast_log_ticks(ax.xaxis, 10)
     ax.set_yticks([])
