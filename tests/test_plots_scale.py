@@ -138,7 +138,7 @@ def test_grad_window_marks_non_finite_gradients_at_the_top():
 
 
 def test_fast_log_ticks_use_unicode_superscripts():
-    from fampnb.plots.scale import fast_log_ticks
+    from fampnb.plots.common import fast_log_ticks
 
     ax = _ax()
     ax.set_yscale("log", base=2)

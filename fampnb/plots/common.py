@@ -16,6 +16,7 @@ from .. import formats as _F
 __all__ = [
     "ZONE_COLORS", "BIT_COLORS", "BAND_LABELS", "log2", "sup", "pow2_label", "pow2_formatter",
     "setup_log2_axis", "format_bands", "draw_bands", "precision_curve", "draw_precision",
+    "fast_log_ticks",
 ]
 
 #: colour of each band of a format's number line (``format_bands`` names)
@@ -153,3 +154,19 @@ def draw_precision(ax: Any, formats: Any = ("fp16", "bf16"), *, lo: float = -30.
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper right")
     return {"lines": lines}
+
+
+def fast_log_ticks(axis: Any, base: int) -> None:
+    """Log ticks labelled with Unicode superscripts (``2¹⁶``, ``10⁻⁹``) instead of mathtext, at
+    most ~8 of them and no minor ticks: text layout is most of a redraw's cost otherwise."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+    def label(v: float, _pos: Any = None) -> str:
+        if not (v > 0 and np.isfinite(v)):
+            return ""
+        k = np.log(v) / np.log(base)
+        return f"{base}{sup(int(round(k)))}" if abs(k - round(k)) < 1e-9 else ""
+
+    axis.set_major_locator(LogLocator(base=base, numticks=8))
+    axis.set_major_formatter(FuncFormatter(label))
+    axis.set_minor_locator(NullLocator())

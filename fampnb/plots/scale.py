@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from .common import fast_log_ticks
+
 __all__ = [
-    "ScaleSeries", "scale_series", "WARN_SCALE", "fast_log_ticks",
+    "ScaleSeries", "scale_series", "WARN_SCALE",
     "draw_scale_trace", "update_scale_trace",
     "draw_grad_window", "update_grad_window",
     "draw_range_check", "update_range_check",
@@ -79,24 +81,6 @@ def scale_series(data: Any, label: str = "") -> ScaleSeries:
         next_scale=float(d.get("next_scale", np.nan)),
         label=str(d.get("label", label)), fatal=d.get("fatal"),
     )
-
-
-def fast_log_ticks(axis: Any, base: int) -> None:
-    """Log ticks labelled with Unicode superscripts (``2¹⁶``, ``10⁻⁹``) instead of mathtext, at
-    most ~8 of them and no minor ticks: text layout is most of a redraw's cost otherwise."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
-
-    from .common import sup
-
-    def label(v: float, _pos: Any = None) -> str:
-        if not (v > 0 and np.isfinite(v)):
-            return ""
-        k = np.log(v) / np.log(base)
-        return f"{base}{sup(int(round(k)))}" if abs(k - round(k)) < 1e-9 else ""
-
-    axis.set_major_locator(LogLocator(base=base, numticks=8))
-    axis.set_major_formatter(FuncFormatter(label))
-    axis.set_minor_locator(NullLocator())
 
 
 def _xy(x: np.ndarray, y: np.ndarray) -> np.ndarray:

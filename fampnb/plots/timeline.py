@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .common import fast_log_ticks
+
 __all__ = ["draw_timeline", "update_timeline", "timeline_series"]
 
 WARN_SCALE = 256.0
@@ -57,6 +59,7 @@ def _xy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def draw_timeline(ax: Any, data: Any) -> dict[str, Any]:
     """Draw the timeline of ``data`` on ``ax`` and return the artists (see the module docstring)."""
     ax.set_yscale("log", base=2)
+    fast_log_ticks(ax.yaxis, 2)
     (scale,) = ax.plot([], [], drawstyle="steps-post", color=_C["scale"], lw=2,
                        label="loss scale (left, log2)")
     warn = ax.axhline(WARN_SCALE, color=_C["warn"], ls="--", lw=1)
