@@ -162,9 +162,9 @@ def fast_log_ticks(axis: Any, base: int) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     def label(v: float, _pos: Any = None) -> str:
-        if not (v > 0 and np.isfinite(v)):
+        if not (v > 0 and math.isfinite(v)):
             return ""
-        k = np.log(v) / np.log(base)
+        k = math.log(v, base)
         return f"{base}{sup(int(round(k)))}" if abs(k - round(k)) < 1e-9 else ""
 
     axis.set_major_locator(LogLocator(base=base, numticks=8))
