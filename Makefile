@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# (--allow-root only when run as root, e.g. in a container)
 lab: $(STAMP)
-	$(PY) -m jupyterlab notebooks/
+	$(PY) -m jupyterlab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 # The whole suite: unit tests, notebooks under nbval, browser tests (skipped with a reason when
 # Chromium is missing).  pytest exits 5 when it collects nothing, so an empty run fails too.
