@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from fampnb._diagrules import Accumulator, Run
 
 
+#: frameworks known to run a scaler that never prints (``generic`` user prints are not one)
+SILENT_SCALER = SILENT - {"generic"}
 #: initial scales of real scalers (fairseq's CLI starts at 128 and grows): calibration halves
 #: down from one of these, so a first backoff from a lower scale is not start-up calibration
 TYPICAL_INIT = 2.0 ** 15
@@ -22,11 +24,17 @@ FAIRSEQ_INIT = 128.0
 
 
 def _at_start(r: Run, acc: Accumulator) -> bool:
-    """A run in calibration position: before any real training stretch, from a high scale."""
+    """A run in calibration position: before any real training stretch, from a high scale.
+
+    When the window opens with the run and the line does not print the scale before it (apex,
+    fairseq: "reducing to X" only), the start of the halving may lie before the window: a run that
+    has not yet gone below the calibration floor is then in calibration position too."""
     if r.loss_before > 1:
         return False
     init = FAIRSEQ_INIT if r.first.framework == "fairseq" else TYPICAL_INIT
-    if r.start_scale is not None and r.start_scale < init:
+    unseen_start = (r.first.scale_before is None and r.loss_before == 0
+                    and (r.end_scale is None or r.end_scale >= CALIBRATION_FLOOR))
+    if r.start_scale is not None and r.start_scale < init and not unseen_start:
         return False
     if r.first.explicit:
         return r.first.step <= max(EARLY_STEPS, 0.05 * (r.first.total or acc.max_total or 0))
@@ -46,7 +54,10 @@ def _failure_run(r: Run, acc: Accumulator, lasting_nan: Event | None) -> str | N
     start, end = r.start_scale, r.end_scale
     recovered = r.loss_after > 1 or r.growth_after
     span = f"{_fmt(start)} -> {_fmt(end)} in {r.n} backoff records"
-    if end is not None and end < FLOOR and r.levels >= 1:
+    if _settled(r, acc) and not r.nan_after and lasting_nan is None:
+        return None          # back at a level the scale already grew back from: oscillation
+    if end is not None and end < FLOOR and r.levels >= 1 and not (
+            r.growth_after and not r.nan_after):
         return f"the scale kept halving below 1 ({span})"
     if end is not None and end <= FLOOR and r.n >= 3 and r.levels >= 3:
         return f"the scale halved down to its floor ({span})"
@@ -62,6 +73,37 @@ def _failure_run(r: Run, acc: Accumulator, lasting_nan: Event | None) -> str | N
     if r.levels >= 3 and not recovered:
         return f"consecutive backoffs after a healthy stretch, no recovery ({span})"
     return None
+
+
+def _settled(r: Run, acc: Accumulator) -> bool:
+    """The run goes no lower than a level the scale already grew back from earlier in the log
+    (an oscillation around a settled scale, not a new descent)."""
+    if r.end_scale is None:
+        return False
+    lows = [x.end_scale for x in acc.runs if x is not r and x.growth_after and not x.nan_after
+            and x.end_scale is not None and x.last.line_no < r.first.line_no]
+    return bool(lows) and r.end_scale >= min(lows)
+
+
+#: a loss (grad norm) this many times the last one before a backoff is a spike, not a hold
+SPIKE_LOSS, SPIKE_GNORM = 1.2, 3.0
+
+
+def _held(r: Run, acc: Accumulator) -> bool:
+    """Does the log show that the scale held after an isolated backoff: growth afterwards, a
+    return to a level it had already recovered from, or training records after it without a
+    spike (a spike is fine once NEAR_RECORDS records have followed)?  A window that ends at the
+    backoff, or right after a spike, does not show it."""
+    if r.growth_after or _settled(r, acc):
+        return True
+    if r.loss_after == 0 or r.loss_next is None:
+        return False
+    if r.loss_after >= NEAR_RECORDS:
+        return True
+    spike = (r.loss_ref is not None and r.loss_ref > 0 and r.loss_next > SPIKE_LOSS * r.loss_ref) or (
+        r.gn_ref is not None and r.gn_next is not None and r.gn_ref > 0
+        and r.gn_next > SPIKE_GNORM * r.gn_ref)
+    return not spike
 
 
 def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
@@ -81,6 +123,8 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
     min_fatal = next((e for e in acc.fatal if e.rule == "min-scale"), None)
     failures = [(r, why) for r in acc.runs if (why := _failure_run(r, acc, lasting))]
     calib = [r for r in acc.runs if _at_start(r, acc) and not any(r is f for f, _ in failures)]
+    unheld = [r for r in acc.runs if not any(r is c for c in calib)
+              and not any(r is f for f, _ in failures) and not _held(r, acc)]
     if calib:
         caveats.append(CAVEATS["calibration"])
         evidence += [calib[0].first, calib[0].last]
@@ -126,9 +170,9 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         evidence.append(lasting)
         if acc.applied is not None:
             evidence.append(acc.applied)
-    elif acc.obs_values and min(acc.obs_values) < FLOOR:
+    elif acc.obs_values and acc.obs_scale is not None and acc.obs_scale < FLOOR:
         verdict = "overflow"
-        reason = (f"the printed loss scale is {_fmt(min(acc.obs_values))}, below 1: a silent "
+        reason = (f"the printed loss scale is {_fmt(acc.obs_scale)}, below 1: a silent "
                   "scaler has halved it on every overflowing step")
         caveats.append(CAVEATS["below-one"])
         if acc.first_obs is not None:
@@ -155,6 +199,16 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         verdict = "unknown"
         reason = f"an error ends the log: {acc.fatal[0].text.strip()[:160]}"
         evidence.append(acc.fatal[0])
+    elif unheld:
+        r = unheld[-1]
+        verdict = "unknown"
+        after = ("the excerpt ends right after it" if r.loss_after == 0 else
+                 f"the next record jumps (loss {_fmt(r.loss_ref)} -> {_fmt(r.loss_next)}, grad norm "
+                 f"{_fmt(r.gn_ref)} -> {_fmt(r.gn_next)}) and the excerpt ends")
+        reason = (f"a mid-run backoff ({_fmt(r.start_scale)} -> {_fmt(r.end_scale)}, line "
+                  f"{r.last.line_no}) that may be isolated or the start of a cascade: {after}, so "
+                  "nothing shows that the scale held")
+        evidence += r.events[:3] + ([acc.last_loss_ev] if acc.last_loss_ev else [])
     elif acc.n == 0 or (acc.finite == 0 and not acc.runs and not acc.skips
                         and acc.final_scale is None and acc.first_nan is None):
         verdict = "unknown"
@@ -241,9 +295,11 @@ def _nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: l
         return ("data", f"NaN from the start of the log ({where}) with no overflow record "
                 f"before it{extra}", "likely")
     static = acc.obs_values and max(acc.obs_values) <= 1.0 and acc.skips == 0
-    if precision in ("bf16", "fp32") or static:
+    counted = acc.zero_skips_after_nan and acc.skips == 0 and precision != "fp16"
+    if precision in ("bf16", "fp32") or static or counted:
         why = (f"the run is {precision}" if precision in ("bf16", "fp32")
-               else "the loss scale is a constant 1.0 with no skipped steps")
+               else "the loss scale is a constant 1.0 with no skipped steps" if static
+               else "the skip counter stays at 0 through the NaN: nothing skips the step")
         return ("no-scaler", f"NaN appears mid-run at {where} and no dynamic scaler is at work "
                 f"({why})", "likely")
     dynamic = (acc.backoffs or acc.growths or acc.hyst or len(acc.obs_values) > 1
@@ -255,6 +311,14 @@ def _nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: l
     caveats.append(CAVEATS["no-scaler-silent"])
     if precision is None:
         caveats.append(CAVEATS["precision-unknown"])
+        # "no scaler lines" is evidence only where a scaler would print them (reference §7):
+        # a framework whose scaler is silent, or a NaN with no finite record before it, and no
+        # stated precision, does not tell a silent fp16 scaler from bf16/fp32
+        if fw in SILENT_SCALER or acc.first_nan_rec == 0:
+            at = where if nan.explicit or acc.steps_seen else f"line {nan.line_no}"
+            return ("unknown", f"NaN appears at {at}, not at the start of training, and the "
+                    "log neither states the precision nor can show a scaler (this framework's "
+                    "scaler is silent, or no record precedes the NaN)", "likely")
     return ("no-scaler", f"NaN appears mid-run at {where} with no loss scaler visible in the log",
             "likely")
 

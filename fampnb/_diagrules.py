@@ -19,6 +19,11 @@ NEAR_RECORDS = 3           # finite loss records allowed between backoffs and a 
 CALIBRATION_FLOOR = 256.0  # the article's line: below it and still falling is a failure
 FLOOR = 1.0                # DeepSpeed/Megatron minimum; below it the gradients are non-finite
 CAP = 4096                 # points kept per plotted series
+#: backoff wordings that print only the new scale (the reader fills ``scale_before`` from the
+#: last one printed, which misses any growth in between)
+TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overflow"})
+#: NaN messages that end a run (no step of their own): see ``_early``
+ENDING_RULES = frozenset({"tf-nan-loss", "anomaly"})
 
 
 class Thin:
@@ -52,17 +57,30 @@ class Run:
     growth_after: bool = False
     nan_after: bool = False
     events: list[Event] = field(default_factory=list)
+    loss_ref: float | None = None       # the last finite loss / grad norm before the run
+    gn_ref: float | None = None
+    loss_next: float | None = None      # the first finite loss / grad norm after it
+    gn_next: float | None = None
 
 
-def _early(ev: Event, max_total: int | None, rec_index: int) -> bool:
-    """Is ``ev`` at or near the first logged step: among the first records of the log (at most
-    two before it) and, where the line names its step, within the first 100 steps or 5 % of the
-    run; or at one of the very first steps whatever the record count."""
-    if ev.explicit:
+def _early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = False,
+           start_seen: bool = False) -> bool:
+    """Is ``ev`` at or near the first step *of training*, not just of the excerpt?
+
+    Where the log counts steps (on this line, or earlier: ``steps_seen``) the counter decides:
+    one of the very first steps, or among the first records of the log (at most two before it)
+    within the first 100 steps (5 % of a short run, at most 500 steps).  Without a step counter,
+    a training record among the first three of the log counts as early; a NaN *ending* message
+    (``Model diverged with loss = NaN``, ``loss is nan, stopping``) is not a record of a step: it
+    says when the run stopped, not when the NaN began, so with no counter and no earlier record
+    it is early only when the log shows its start (a start-up line: ``start_seen``)."""
+    if ev.explicit or steps_seen:
         total = ev.total or max_total or 0
         if ev.step <= 10:
             return True
-        return rec_index <= 2 and ev.step <= max(EARLY_STEPS, 0.05 * total)
+        return rec_index <= 2 and ev.step <= max(EARLY_STEPS, min(0.05 * total, 5 * EARLY_STEPS))
+    if ev.rule in ENDING_RULES:
+        return rec_index <= 2 and start_seen
     return rec_index <= 2
 
 
@@ -109,16 +127,35 @@ class Accumulator:
         self.max_total: int | None = None
         self.fairseq_avg = False
         self.precision_ev: Event | None = None
+        self.counter_zero = False         # a skip counter read 0
+        self.zero_skips_after_nan = False  # ... and still read 0 after the first NaN
+        self.steps_seen = False           # some line named its step (a step counter exists)
+        self.start_seen = False           # a start-up line (precision/config) came before a record
+        self.last_gn: float | None = None
         self.traj, self.loss_s = Thin(), Thin()
         self.bmarks, self.nmarks = Thin(1024), Thin(1024)
 
     # ---- feeding ------------------------------------------------------------------------
     def feed(self, ev: Event) -> None:
         self.n += 1
+        if ev.rule == "ds-counter-zero":
+            # a skip counter at zero: no dynamic scaler has skipped a step so far (reference §7:
+            # the counters family is evidence, unlike silence); after a NaN it says nothing
+            # skipped the non-finite step
+            self.counter_zero = True
+            if self.first_nan is not None:
+                self.zero_skips_after_nan = True
+            if ev.explicit:
+                self.max_step = max(self.max_step, ev.step)
+                self.steps_seen = True
+            return
         if ev.framework != "generic":
             self.fw[ev.framework] += 2 if ev.kind in ("backoff", "hysteresis", "fatal") else 1
         if ev.explicit:
             self.max_step = max(self.max_step, ev.step)
+            self.steps_seen = True
+        if ev.rule == "precision" and self.rec_index == 0:
+            self.start_seen = True
         if ev.total:
             self.max_total = max(self.max_total or 0, ev.total)
         if ev.precision:
@@ -174,12 +211,24 @@ class Accumulator:
 
     def _scaler(self, ev: Event, synthetic: bool = False) -> None:
         after, before = ev.scale_after, ev.scale_before
+        r0, known = self.run, self.final_scale
+        grew = known is not None and (
+            (after is not None and after >= known) if ev.rule in TARGET_ONLY
+            else (before is not None and before > known))
+        if ev.kind == "backoff" and r0 is not None and r0.loss_after >= 1 and grew:
+            # a backoff that starts above the last known scale, training records in between: the
+            # scale grew back meanwhile, silently (apex/fairseq print only the new, halved value:
+            # "reducing to X" at or above the last scale means it had doubled at least once)
+            r0.growth_after = True
+            self.floor_hits = 0             # it left the floor: not "sitting there"
+            self._close()
         if before is not None and math.isfinite(before) and before != self.final_scale:
             self._set_scale(before, ev)        # the scale in force before this record
         if after is not None and math.isfinite(after):
             self._set_scale(after, ev)
         if ev.kind == "growth":
             self.growths += 1
+            self.floor_hits = 0
             if self.run is not None:
                 self.run.growth_after = True
                 self._close()
@@ -198,7 +247,7 @@ class Accumulator:
             prev = r.end_scale
             if after is not None and prev is not None and after < prev:
                 r.levels += max(1, round(math.log2(prev / after))) if after > 0 else 1
-            elif after is not None and prev is not None:
+            elif after is not None and prev is not None and (after > 0 or prev > 0):
                 r.duplicates += 1
             r.last, r.end_scale, r.loss_after = ev, after, 0
             if len(r.events) < 40:
@@ -207,7 +256,9 @@ class Accumulator:
         self._close()
         start = before if before is not None else (after * 2 if after is not None else None)
         self.run = Run(first=ev, last=ev, start_scale=start, end_scale=after,
-                       loss_before=self.finite, events=[ev])
+                       loss_before=self.finite, events=[ev],
+                       loss_ref=self.last_losses[-1] if self.last_losses else None,
+                       gn_ref=self.last_gn)
 
     def _close(self) -> None:
         if self.run is not None:
@@ -249,7 +300,8 @@ class Accumulator:
             if self.first_nan is None:
                 self.first_nan, self.first_nan_rec = ev, self.rec_index
                 self.streak_at_nan = self.gn_streak[:]
-                self.first_nan_explicit_early = _early(ev, self.max_total, self.rec_index)
+                self.first_nan_explicit_early = _early(ev, self.max_total, self.rec_index,
+                                                       self.steps_seen, self.start_seen)
             if self.run is not None:
                 self.run.nan_after = True
             self.last_record_nan = True
@@ -263,6 +315,8 @@ class Accumulator:
             self.last_loss_ev = ev
             self.loss_s.add((ev.step, loss))
             if self.run is not None:
+                if self.run.loss_after == 0:
+                    self.run.loss_next, self.run.gn_next = loss, gn
                 self.run.loss_after += 1
             if loss == 0.0 and (self.prev_gn_bad or gn_bad) and self.applied is None:
                 self.applied = ev       # a loss of exactly 0.0 next to non-finite gradients
@@ -276,6 +330,8 @@ class Accumulator:
         self.trailing_gn_bad = self.trailing_gn_bad + 1 if gn_bad else 0
         if gn is not None:
             self.prev_gn_bad = gn_bad
+            if not gn_bad:
+                self.last_gn = gn
         self.rec_index += 1
 
     # ---- deciding -----------------------------------------------------------------------

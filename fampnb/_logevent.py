@@ -13,7 +13,9 @@ KINDS = ("backoff", "hysteresis", "growth", "skip", "loss", "nan", "fatal", "sca
 #: characters of the line kept in ``Event.text``
 MAX_TEXT = 400
 
-NUM = r"[-+]?(?:nan|inf(?:inity)?|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
+#: a number as logs print it: ints, floats, scientific, and the non-finite spellings ``nan``,
+#: ``-nan``, ``nan.0`` (Lightning bars), ``inf``, ``-inf``, ``infinity`` (searched lower-cased)
+NUM = r"[-+]?(?:nan(?:\.0+)?|inf(?:inity)?(?:\.0+)?|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +72,17 @@ class LineState:
     ds_skipped: int | None = None       # DeepSpeed ``skipped=`` counter
     prev_grad_nan: bool = False
     seen: dict[str, int] = field(default_factory=dict)
+    overflow_line: int | None = None    # last ``Grad overflow on iteration N`` line
+    table: dict[str, str] = field(default_factory=dict)   # rows of a ``| key | value |`` table
+    table_line: int = 0                 # line of the table's last row
 
 
 def _f(text: str) -> float:
-    return float(text)
+    """``float()`` of a matched number; ``nan.0``/``inf.0`` (Lightning) read as ``nan``/``inf``."""
+    try:
+        return float(text)
+    except ValueError:
+        return float(text.rstrip("0").rstrip("."))
 
 
 def _c(pattern: str) -> re.Pattern[str]:

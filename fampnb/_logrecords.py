@@ -12,7 +12,7 @@ import re
 from fampnb._logevent import NUM as _NUM
 from fampnb._logevent import Event, LineState, _c, _f
 
-__all__ = ["records", "framework_of"]
+__all__ = ["records", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
 _MEGATRON = _c(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
@@ -20,7 +20,8 @@ _MEG_FIELD = re.compile(r"\|\s*([A-Za-z][A-Za-z0-9 _\-()/]*?)\s*:\s*([^|]*?)\s*(
 _HF_FIELD = _c(r"'(loss|grad_norm|learning_rate|epoch|train_loss|eval_loss)':\s*(" + _NUM + ")")
 _GNORM = _c(r"\b(?:grad[_ ]?norm|gnorm)['\"]?(?:\s*[:=]\s*|\s+)(?:tensor\()?(" + _NUM + r")(?![\w.])")
 _SCALE_OBS = _c(r"(?:\bloss[ _]scale|grad scale)['\"]?\s*[:=]?\s*(" + _NUM + r")(?![\w.])")
-_FAIRSEQ_SUMMARY = re.compile(r"\| (?:train|valid|train_inner) \|")
+_LG_SCALE_OBS = _c(r"\b(?:lg|log2?)_loss_scale['\"]?\s*[:=]?\s*(" + _NUM + r")(?![\w.])")
+_FAIRSEQ_SUMMARY = re.compile(r"\| (?:train|valid|train_inner) \||^\| epoch \d+ \|")
 _GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d")
 
 def framework_of(text: str, default: str) -> str:
@@ -47,7 +48,8 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event]) ->
 
 def _megatron(text: str, st: LineState, ev: object) -> None:
     fields = {k.strip().lower(): v for k, v in _MEG_FIELD.findall(text)}
-    loss_key = next((k for k in fields if "loss" in k and "scale" not in k), None)
+    loss_keys = [k for k in fields if "loss" in k and "scale" not in k]
+    loss_key = _best_loss_key(loss_keys, {k: _num(fields[k]) for k in loss_keys})
     scale = _num(fields.get("loss scale"))
     gnorm = _num(fields.get("grad norm"))
     skipped = _int(fields.get("number of skipped iterations"))
@@ -89,6 +91,9 @@ def _generic(text: str, low: str, st: LineState, ev: object) -> None:
     gnorm = _f(g.group(1)) if g else None
     s = _SCALE_OBS.search(low) if "scale" in low else None
     scale = _f(s.group(1)) if s else None
+    if s is None and "_loss_scale" in low:
+        lg = _LG_SCALE_OBS.search(low)
+        scale = log2_scale(_f(lg.group(1))) if lg else None
     if loss is None and gnorm is None and scale is None:
         return
     fw = framework_of(text, "generic")
@@ -128,7 +133,7 @@ def _find_loss(low: str) -> float | None:
             m = _LOSS_VAL.match(low, ke)
             if m:
                 value = _f(m.group(1))
-                if key in ("loss", "total_loss", "train_loss"):
+                if key in TOTAL_LOSS:
                     return value
                 if first is None:
                     first = value
@@ -150,3 +155,74 @@ def _int(text: str | None) -> int | None:
         return None
     m = re.match(r"\d+", text.strip())
     return int(m.group(0)[:12]) if m else None
+
+
+# ---- which of several loss fields is the loss --------------------------------------------------
+#: keys that name the total loss of a record (every other key with ``loss`` is a component)
+TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm loss", "lm_loss",
+                        "train_loss_step", "overall_loss", "train/loss", "total loss"})
+
+
+def _best_loss_key(keys: list[str], values: dict[str, float | None]) -> str | None:
+    """The exact total-loss key if there is one, else the first non-finite component (mmdet
+    prints ``loss_cls: nan``), else the first key."""
+    for k in keys:
+        if k in TOTAL_LOSS:
+            return k
+    for k in keys:
+        v = values.get(k)
+        if v is not None and not math.isfinite(v):
+            return k
+    return keys[0] if keys else None
+
+
+def pick_loss(pairs: dict[str, float]) -> float | None:
+    """The loss of a record given as ``{key: value}`` (see ``_best_loss_key``)."""
+    keys = [k for k in pairs if "loss" in k and "scal" not in k]
+    k = _best_loss_key(keys, pairs)  # type: ignore[arg-type]
+    return pairs[k] if k is not None else None
+
+
+# ---- ``| key | value |`` tables (one field per line, e.g. guided-diffusion's logger) -----------
+_TABLE_ROW = re.compile(r"^\|\s*([A-Za-z_][\w./\- ]*?)\s*\|\s*(\S[^|]*?)\s*\|$")
+_STEP_KEYS = frozenset({"step", "steps", "global_step", "iteration", "iter", "num_updates",
+                        "train/global_step", "trainer/global_step"})
+#: loss scales printed as their base-2 logarithm (guided-diffusion's ``lg_loss_scale``)
+LOG2_SCALE_KEYS = frozenset({"lg_loss_scale", "log2_loss_scale", "log_loss_scale", "lg_scale",
+                             "log2_scale"})
+_SCALE_KEYS = frozenset({"loss_scale", "loss scale", "scale", "grad_scale", "grad scale",
+                         "scaler", "amp_scale"})
+
+
+def table_row(text: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a two-cell table row ``| loss | nan |``, lower-cased; else None."""
+    s = text.strip()
+    if len(s) < 5 or s[0] != "|" or s[-1] != "|" or s.count("|") != 3:
+        return None
+    m = _TABLE_ROW.match(s)
+    return (m.group(1).lower(), m.group(2).lower()) if m else None
+
+
+def log2_scale(x: float) -> float:
+    """The scale whose base-2 logarithm is ``x`` (0.0 below the float range, inf above it)."""
+    if not math.isfinite(x):
+        return x if x > 0 else 0.0
+    return 2.0 ** x if x < 1024 else math.inf
+
+
+def kv_values(fields: dict[str, str]) -> tuple[float | None, float | None, float | None,
+                                               int | None]:
+    """``(loss, grad_norm, scale, step)`` of a record given as ``{key: value text}``."""
+    nums: dict[str, float] = {}
+    for k, v in fields.items():
+        x = _num(v)
+        if x is not None:
+            nums[k] = x
+    loss = pick_loss(nums)
+    gnorm = next((v for k, v in nums.items() if "norm" in k and "grad" in k or k == "gnorm"),
+                 None)
+    scale = next((log2_scale(v) if k in LOG2_SCALE_KEYS else v for k, v in nums.items()
+                  if k in _SCALE_KEYS or k in LOG2_SCALE_KEYS), None)
+    step_v = next((v for k, v in nums.items() if k in _STEP_KEYS and math.isfinite(v)), None)
+    step = int(step_v) if step_v is not None and 0 <= step_v < 1e15 else None
+    return loss, gnorm, scale, step

@@ -14,20 +14,27 @@ import re
 from fampnb._logevent import KINDS, MAX_TEXT, Event, LineState, _c, _f, jsonable
 from fampnb._logevent import NUM as _NUM
 from fampnb._logrecords import framework_of as _framework
+from fampnb._logrecords import kv_values as _kv_values
+from fampnb._logrecords import log2_scale as _log2_scale
 from fampnb._logrecords import records as _records
+from fampnb._logrecords import table_row as _table_row
 
-__all__ = ["Event", "LineState", "parse_segment", "jsonable", "KINDS", "PREFILTER", "MAX_TEXT"]
+__all__ = ["Event", "LineState", "parse_segment", "finish", "jsonable", "KINDS", "PREFILTER",
+           "MAX_TEXT"]
 
 #: a cheap test (substring checks on the lower-cased line): lines without any of these words
 #: carry nothing for the doctor
 PREFILTER = ("loss", "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum",
              "hysteresis", "lr_scheduler", "step", "iter", "grad", "bf16", "fp16", "float16",
-             "16-mixed", "16bit", "precision", "fp32", "lr=0")
+             "16-mixed", "16bit", "precision", "fp32", "lr=0", "diverged", "invalid loss")
+#: fields kept per ``| key | value |`` table (memory stays bounded on any input)
+MAX_TABLE = 128
 #: lines without any of these words need only the record rules (loss / scale / grad norm)
 _GATE = ("overflow", "hysteresis", "minimum", "dynamic loss scale", "loss scaling", "skipping",
          "skipped=", "lr value before", "lr_scheduler", "unscale", "already been called",
          "gradient clipping", "error", "bf16", "fp16", "16-mixed", "bfloat", "precision",
-         "float16", "finite", "16bit", "fp32", "32-true")
+         "float16", "finite", "16bit", "fp32", "32-true", "lg_loss_scale", "log2_loss_scale",
+         "log_loss_scale", "diverged", "invalid loss")
 def _word_at(low: str, word: str) -> bool:
     """Does ``word`` occur in ``low`` as a word (``nan`` but not ``nano``; ``inf`` not ``info``)?
     A plain ``str.find`` loop: faster than a regex that starts with a look-behind."""
@@ -60,12 +67,13 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, bool], ...] = (
     ("iteration", _c(r"\biteration\s+(\d+)\s*/\s*(\d+)"), 1, 2, False),        # Megatron
     ("step=", _c(r"\bstep=(\d+),\s*skipped="), 1, 0, False),                   # DeepSpeed
     ("num_updates", _c(r"\bnum_updates[= ](\d+)"), 1, 0, False),               # fairseq
-    ("global", _c(r"\bglobal[ _]step\s*[:=]?\s*(\d+)"), 1, 0, False),          # insightface
-    ("iter", _c(r"\biter(?:ation)?s?\s*[:=]?\s*(\d+)\s*/\s*(\d+)"), 1, 2, True),  # [iter 1/9]
+    ("global", _c(r"\bglobal[ _]step['\"]?\s*[:=]?\s*(\d+)"), 1, 0, False),          # insightface
+    ("iter", _c(r"\biter(?:ation)?s?\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)"), 1, 2, True),  # iter [1/9]
     ("][", _c(r"\]\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, True),               # mmengine
-    ("step", _c(r"\bstep\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, False),     # TF "Step: 47"
+    ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, False),  # Step: 47, Step [4/9]
     ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, False),
-    ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*\[\d"), 1, 2, False),                 # tqdm " 378/2724 ["
+    # tqdm " 378/2724 [00:01<", Keras "  3/226 [====>....." (a bar of = > . after the counter)
+    ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*\[(?:\d|[=>.]{3})"), 1, 2, False),
 )
 _EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
 
@@ -94,6 +102,15 @@ _DS_MIN = _c(r"current loss scale already at minimum")
 _DYN_DOWN = _c(r"reducing dynamic loss scale from\s*(" + _NUM + r")\s*to\s*(" + _NUM + ")")
 _DYN_UP = _c(r"increasing dynamic loss scale from\s*(" + _NUM + r")\s*to\s*(" + _NUM + ")")
 _DS_GRAD_OVF = _c(r"grad overflow on iteration\s*(\d+)")
+# legacy apex ``DynamicLossScaler`` (and DeepSpeed's copy): ``Grad overflow on iteration N`` then,
+# on the next line, the scale now in force
+_LEGACY_SCALE = _c(r"using dynamic loss scale of\s*(" + _NUM + ")")
+# loss scales kept as a base-2 logarithm: ``Found NaN, decreased lg_loss_scale to -3.354``
+_LG_CHANGE = _c(r"\b(decreas|reduc|lower|increas|rais|grow|grew)\w*\s+(?:the\s+)?(?:lg|log2?)_loss_scale"
+                r"\s*(?:to|=|:)\s*(" + _NUM + ")")
+# TF Estimator / Keras: NaN losses reported in words
+_TF_NAN = _c(r"model diverged with loss\s*=\s*(?:nan|[-+]?inf)|nan loss during training|"
+             r"invalid loss,\s*terminating training")
 _APEX = _c(r"(?:gradient overflow[.,]\s*skipping step|overflow within closure!\s*skipping step),?"
            r"\s*(?:loss scaler\s*\d+\s*)?reducing loss scale to\s*(" + _NUM + ")")
 _APEX_SKIP = _c(r"gradient overflow,\s*skipping update")
@@ -122,12 +139,16 @@ _TRACE_ERR = _c(r"\b(floatingpointerror|overflowerror)\b:?\s*(.{0,200})")
 _PREC = (
     (_c(r"--bf16\b|['\"]?\bbf16['\"]?\s*[:=]\s*(?:true|1\b)|bf16-mixed|bf16_enabled\s*[:=]\s*true|"
         r"mixed_precision\s*[:=]\s*['\"]?bf16|['\"]bf16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
-        r"using bfloat16|params_dtype\s*[:=]\s*torch\.bfloat16|torch_dtype\s*[:=]\s*torch\.bfloat16"),
+        r"using bfloat16|params_dtype\s*[:=]\s*torch\.bfloat16|torch_dtype\s*[:=]\s*torch\.bfloat16|"
+        r"mixed_bfloat16|(?:amp_)?dtype\s*[:=]\s*(?:torch\.)?bfloat16|"
+        r"precision\s*=\s*['\"]?(?:bf16|bfloat16)\b"),
      "bf16"),
     (_c(r"--fp16\b|['\"]?\bfp16['\"]?\s*[:=]\s*(?:true|1\b)|(?<!bf)16-mixed|"
         r"mixed_precision\s*[:=]\s*['\"]?fp16|['\"]fp16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
         r"using 16bit (?:native )?automatic mixed precision|fp16_enabled\s*[:=]\s*true|"
-        r"params_dtype\s*[:=]\s*torch\.float16"), "fp16"),
+        r"params_dtype\s*[:=]\s*torch\.float16|mixed_float16|(?:amp_)?dtype\s*[:=]\s*(?:torch\.)?float16|"
+        r"using (?:16bit|float16|fp16) (?:native )?(?:automatic )?mixed precision|"
+        r"precision\s*=\s*['\"]?(?:fp16|float16|16)\b(?!-true)"), "fp16"),
     (_c(r"precision\s*[:=]\s*['\"]?(?:32|32-true|fp32)\b|--fp32\b"), "fp32"),
 )
 
@@ -141,10 +162,25 @@ def _scale_kind(before: float, after: float) -> str:
 
 
 def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
-    """Events of one segment of a physical line (``\\r``-separated parts are parsed apart)."""
+    """Events of one segment of a physical line (``\\r``-separated parts are parsed apart).
+
+    Two-cell table rows (``| loss | nan |``) are collected in ``st`` and read as one record when
+    the table ends (a line that is not a row, a gap in the line numbers, a key seen again, or
+    ``finish``); at most ``MAX_TABLE`` fields are kept per table."""
+    row = _table_row(text) if "|" in text else None
+    flushed: list[Event] = []
+    if st.table and (row is None or line_no > st.table_line + 1 or row[0] in st.table
+                     or len(st.table) >= MAX_TABLE):
+        flushed = finish(st)        # the table ended (a repeated key starts the next one)
+    if row is not None:
+        st.table[row[0]] = row[1][:40]
+        st.table_line = line_no
+        return flushed
     low = text.lower()
     if not _has(low, PREFILTER):
-        return []
+        return flushed
+    if flushed:
+        return flushed + parse_segment(text, line_no, st)
     step, total = _step(low)
     explicit = step is not None
     if explicit:
@@ -193,6 +229,29 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
         out.append(Event(line_no=line_no, step=int(m.group(1)[:12]), kind="skip",
                          framework="deepspeed", text=short, rule="ds-grad-overflow", count=1,
                          explicit=True))
+        st.overflow_line = line_no
+    m = _LEGACY_SCALE.search(low) if "using dynamic loss scale" in low else None
+    if m:
+        a, prev = _f(m.group(1)), st.scale
+        after_ovf = st.overflow_line is not None and 0 <= line_no - st.overflow_line <= 2
+        if after_ovf or (prev is not None and a < prev):
+            scaled("backoff", prev if prev is not None and prev >= a else None, a, "apex",
+                   "apex-legacy-overflow")
+        elif prev is not None and a > prev:
+            scaled("growth", prev, a, "apex", "apex-legacy-growth")
+        else:
+            scaled("scale", None, a, "apex", "apex-legacy-scale")
+        st.overflow_line = None
+    for m in _LG_CHANGE.finditer(low) if "_loss_scale" in low else ():
+        a, prev = _log2_scale(_f(m.group(2))), st.scale
+        if m.group(1).startswith(("decreas", "reduc", "lower")):
+            scaled("backoff", prev if prev is not None and prev >= a else None, a, "generic",
+                   "log2-scale-decrease")
+        else:
+            scaled("growth", prev if prev is not None and prev <= a else None, a, "generic",
+                   "log2-scale-increase")
+    if ("diverged" in low or "loss" in low) and _TF_NAN.search(low):
+        ev("nan", "keras", "tf-nan-loss", loss=math.nan)
     for m in _APEX.finditer(low) if "reducing loss scale to" in low else ():
         a = _f(m.group(1))
         b = st.scale if st.scale is not None and st.scale >= a else None
@@ -223,6 +282,8 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
             ev("skip", "deepspeed", "ds-skipped-counter", count=k - st.ds_skipped)
         elif st.ds_skipped is None and k > 0:
             ev("skip", "deepspeed", "ds-skipped-counter", count=k)
+        elif k == 0:        # a counter still at zero: nothing has been skipped (so far)
+            ev("skip", "deepspeed", "ds-counter-zero", count=0)
         st.ds_skipped = k
     if "lr value before" in low:
         ev("skip", "hf", "lr-zero", count=1)
@@ -241,3 +302,29 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
     return out
 
 
+
+
+def finish(st: LineState) -> list[Event]:
+    """The record of a ``| key | value |`` table still open (call at the end of the input; the
+    reader also calls it when a table ends).  One record per table: its loss (the exact
+    ``loss`` key first), grad norm, loss scale (``lg_loss_scale`` is a base-2 logarithm) and step."""
+    if not st.table:
+        return []
+    fields, line_no = st.table, st.table_line
+    st.table = {}
+    loss, gnorm, scale, step = _kv_values(fields)
+    if step is not None:
+        st.step = step
+    cur = step if step is not None else (st.step if st.step is not None else line_no)
+    text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
+    kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule="table",
+              explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale)
+    if scale is not None:
+        st.scale = scale
+    if loss is not None:
+        return [Event(kind="loss" if math.isfinite(loss) else "nan", **kw)]  # type: ignore[arg-type]
+    if gnorm is not None and not math.isfinite(gnorm):
+        return [Event(kind="skip", **kw)]  # type: ignore[arg-type]
+    if scale is not None:
+        return [Event(kind="scale", **kw)]  # type: ignore[arg-type]
+    return []

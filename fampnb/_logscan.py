@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from itertools import compress, count
 from typing import IO, Any
 
-from fampnb._logrules import Event, LineState, parse_segment
+from fampnb._logrules import Event, LineState, finish, parse_segment
 
 BLOCK = 2 << 20
 EDGE = 64 << 10
@@ -52,11 +52,13 @@ RARE = re.compile(
     rb"(?i)(?<![a-z])(?:nan|inf|infinity)(?![a-z])|overflow|hysteresis|minimum|"
     rb"dynamic loss scale|loss scaling|skipping|lr value before|lr_scheduler|unscale|"
     rb"already been called|gradient clipping|error|exception|bf00|fp00|00-mixed|00bit|bfloat|"
-    rb"precision|float00|non-finite|not finite|returned nan")
+    rb"precision|float00|non-finite|not finite|returned nan|_loss_scale\s+to|diverged with loss|"
+    rb"invalid loss")
 #: rare lines whose next line belongs to the same record (its scale, or the error message)
 CONTEXT = re.compile(rb"(?i)grad overflow on iteration|traceback|error|exception|warning")
 LOSSY = re.compile(rb"(?i)loss|grad[_ ]?norm|gnorm")
-SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad scale)['\"]?\s*[:=]?\s*([-+0-9.eE]+)")
+#: a printed scale (also a ``| loss_scale | 1024 |`` table row, ``lg_loss_scale`` included)
+SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad scale)['\"]?\s*[:=|]?\s*([-+0-9.eE]+)")
 MEG_SCALE = b"| loss scale:"
 MEG_WITH_LOSS = re.compile(rb"loss: [^|\n]*\|\s*loss scale:")
 MEG_COUNTER = re.compile(rb"iterations:\s*0*[1-9]")
@@ -328,6 +330,7 @@ def _scan_parallel(path: str, size: int, workers: int,
             base += n_lines
             if progress:
                 progress(end, size)
+    yield from finish(state)
 
 
 def scan(source: str | os.PathLike[str] | IO[Any], workers: int = 1,
@@ -383,4 +386,6 @@ def _can_fork() -> bool:
 
 
 def _scan_stream(fh: IO[Any]) -> Iterator[Event]:
-    yield from _parse_picks(_pick_stream(fh, None, True, True, Picker()), 0, LineState())
+    state = LineState()
+    yield from _parse_picks(_pick_stream(fh, None, True, True, Picker()), 0, state)
+    yield from finish(state)

@@ -9,10 +9,19 @@ lines:
 - **failure** (``overflow``): backoffs that calibration does not explain (after a healthy stretch,
   consecutive, heading below 256, to the floor or below 1), a minimum-scale error, endless
   halving at the floor, or a lasting NaN right after backoffs;
-- ``data``: a lasting NaN at (or within two records of) the first logged step with no backoff
-  before it; ``no-scaler``: a lasting NaN later in the run with no dynamic scaler at work (bf16,
-  fp32, a static scale such as Megatron's ``loss scale: 1.0`` with zero skips, or a non-finite
-  update that reached the weights, seen as ``loss 0.0`` after ``grad_norm nan``);
+- ``data``: a lasting NaN at (or within two records of) the first step of training with no
+  backoff before it; where the log counts steps, the counter decides (iteration 5426 is not the
+  start, even on the excerpt's first line); ``no-scaler``: a lasting NaN later in the run with no
+  dynamic scaler at work (bf16, fp32, a static scale such as Megatron's ``loss scale: 1.0`` with
+  zero skips, a skip counter that stays 0 through the NaN, or a non-finite update that reached
+  the weights, seen as ``loss 0.0`` after ``grad_norm nan``).  Silence is evidence only where a
+  scaler would print: a later NaN under a silent-scaler framework (mmengine, Lightning, Keras,
+  HF, GradScaler) with no stated precision is ``unknown``;
+- a scale below 1 that grows back (or returns to a level it already grew back from) while
+  training goes on is an oscillation, not a collapse; a lone mid-run backoff is healthy only when
+  the log shows that the scale held (growth, or records after it without a spike), else
+  ``unknown``; a window that opens with backoffs from an unprinted scale may be the tail of
+  start-up calibration;
 - ``grad_norm`` nan with a finite, falling loss is a skipped step (healthy); a Megatron line
   without its loss field is a skipped interval when the skip counter says so, NaN otherwise.
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from importlib import resources
 from typing import IO, TYPE_CHECKING, Any, Union
 
-from fampnb._logrules import KINDS, Event, LineState, jsonable, parse_segment
+from fampnb._logrules import KINDS, Event, LineState, finish, jsonable, parse_segment
 
 if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; importlib.abc has it on 3.10
     from importlib.abc import Traversable
@@ -141,6 +141,7 @@ def parse(source: Source) -> Iterator[Event]:
     state = LineState()
     for line_no, text in segments(source):
         yield from parse_segment(text, line_no, state)
+    yield from finish(state)
 
 
 def scan(path: str | os.PathLike[str] | IO[bytes], **kw: Any) -> Iterator[Event]:

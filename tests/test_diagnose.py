@@ -244,3 +244,122 @@ def test_rules_fairseq_calibrates_from_128():
     assert lines_diag([note.format(64.0), note.format(32.0)] + [inner] * 3).verdict == "healthy"
     late = [inner] * 5 + [note.format(x) for x in (0.5, 0.25, 0.125)]
     assert lines_diag(late).verdict == "overflow"
+
+
+# ---- general rules behind the held-out generalisation ------------------------------------------
+def apex(x: float) -> str:
+    return f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {x!r}"
+
+
+def fs_note(x: float) -> str:
+    return ("2020-05-01 10:00:00 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss "
+            f"scale to: {x!r}")
+
+
+def fs_inner(n: int, loss: float, gnorm: float, scale: float) -> str:
+    return (f"2020-05-01 10:00:00 | INFO | train_inner | epoch 004:    {n} / 9000 loss={loss}, "
+            f"num_updates={n}, gnorm={gnorm}, loss_scale={scale:g}")
+
+
+def test_legacy_apex_collapse_counts_as_backoffs():
+    lines = ["Epoch 1/10"]
+    scale = 2.0 ** 16
+    for i in range(12):
+        lines += [f"Grad overflow on iteration {i}", f"Using dynamic loss scale of {scale}",
+                  f" {i + 1}/500 [00:0{i % 10}<03:00, 2.1it/s, loss={4.0 - i / 10:.3f}]"]
+        scale /= 2
+    d = lines_diag(lines)
+    assert d.verdict == "overflow" and d.backoffs == 12, d.reason
+    short = lines[:1] + lines[1:10] + [f" {i}/500 [00:01<03:00, 2.1it/s, loss=3.5]"
+                                       for i in range(5, 40)]
+    assert lines_diag(short).verdict == "healthy"
+
+
+def test_window_opening_with_backoffs_from_an_unseen_scale():
+    # the start of the halving lies before the window: calibration position, unless it goes on
+    assert lines_diag([apex(4096.0), apex(2048.0), apex(1024.0)]).verdict == "healthy"
+    d = lines_diag([apex(2.0 ** k) for k in range(12, 3, -1)])
+    assert d.verdict == "overflow", d.reason
+    # a printed starting scale below any initial one is another matter (no start-up in sight)
+    assert lines_diag([ds(2048, 1024), ds(1024, 512), ds(512, 256)]).verdict == "overflow"
+
+
+def test_scale_below_one_that_grows_back_is_healthy():
+    lines = [fs_note(0.5)]
+    for k, loss in enumerate((5.31, 5.30, 5.28)):
+        lines += [fs_inner(100 * k + 100, loss, 0.3, 0.75), fs_inner(100 * k + 150, loss, 0.3, 1)]
+        lines.append(fs_note(1.0 if k < 2 else 0.5))
+    d = lines_diag(lines)
+    assert d.verdict == "healthy", d.reason
+    # the same values without growth between them keep halving: overflow
+    falling = [fs_inner(100, 5.3, 0.3, 1)] * 3 + [fs_note(x) for x in (0.5, 0.25, 0.125, 0.0625)]
+    assert lines_diag(falling).verdict == "overflow"
+
+
+def test_lone_mid_run_backoff_needs_evidence_that_the_scale_held():
+    before = [fs_inner(100 * k, 4.0 - k / 100, 1.2, 256) for k in range(1, 6)]
+    ends = before + [fs_note(128.0)]
+    assert lines_diag(ends).verdict == "unknown"
+    spike = ends + [fs_inner(700, 5.9, 7.5, 128)]
+    d = lines_diag(spike)
+    assert d.verdict == "unknown" and "jumps" in d.reason
+    calm = ends + [fs_inner(700, 3.94, 1.3, 128)]
+    assert lines_diag(calm).verdict == "healthy"
+    settles = spike + [fs_inner(800 + 100 * k, 4.0 - k / 50, 1.4, 128) for k in range(3)]
+    assert lines_diag(settles).verdict == "healthy"
+
+
+def test_nan_near_the_first_step_is_read_from_the_step_counter():
+    def meg(i: int, total: int) -> str:
+        return (f" iteration {i:8d}/{total:8d} | learning rate: 3.0E-04 | loss scale: 1.0 | "
+                "grad norm: nan | number of skipped iterations:   0 | number of nan iterations:   0 |")
+    late = [meg(i, 400000) for i in (9120, 9121, 9122)]
+    d = lines_diag(late)
+    assert d.verdict == "no-scaler" and d.first_nan_step == 9120, d.reason
+    early = [meg(i, 400000) for i in (1, 2, 3)]
+    assert lines_diag(early).verdict == "data"
+    # a NaN ending message with no counter and no start-up line cannot be placed in time
+    ending = ["I1010 10:00:00.1 hooks.py:1] checkpoint saved",
+              "ERROR:tensorflow:Model diverged with loss = NaN."]
+    assert lines_diag(ending).verdict == "unknown"
+    start = ["INFO:tensorflow:Mixed precision policy: mixed_float16"] + ending[1:]
+    assert lines_diag(start).verdict == "data"
+
+
+def test_silent_scaler_frameworks_prove_nothing_by_silence():
+    mm = ("01/02 10:00:00 - mmengine - INFO - Epoch(train)  [1][ 900/2000]  lr: 1.0e-02  "
+          "loss: nan  loss_cls: nan  loss_bbox: nan")
+    d = lines_diag([mm])
+    assert d.verdict == "unknown", d.reason
+    assert lines_diag([mm], precision="bf16").verdict == "no-scaler"
+    bar = ("Epoch 1:  80%|████████  | 4000/5000 [10:00<02:30, 6.7it/s, v_num=2, "
+           "train_loss_step=nan.0]")
+    assert lines_diag(["Using bfloat16 Automatic Mixed Precision (AMP)", bar]).verdict == "no-scaler"
+    assert lines_diag([bar]).verdict == "unknown"
+
+
+def test_log2_scale_collapse_from_a_table():
+    table = ["-" * 24, "| lg_loss_scale | -90.5 |", "| loss          | nan   |",
+             "| step          | 2e+05 |", "-" * 24]
+    lines = table + [f"Found NaN, decreased lg_loss_scale to {-91.5 - k}" for k in range(4)]
+    d = lines_diag(lines)
+    assert d.verdict == "overflow" and d.first_nan_step == 200000, d.reason
+
+
+def test_skip_counter_at_zero_through_a_nan_means_nothing_skips():
+    lines = []
+    for s in range(200, 330, 10):
+        lines.append(f"[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] "
+                     f"step={s}, skipped=0, lr=[1e-05], mom=[(0.9, 0.999)]")
+        lines.append(f"{{'loss': {'nan' if s >= 300 else 1.0 - s / 1000}, 'learning_rate': 1e-05}}")
+    d = lines_diag(lines)
+    assert d.verdict == "no-scaler" and "counter" in d.reason, d.reason
+    assert lines_diag(lines, precision="fp16").verdict == "unknown"
+
+
+def test_periodic_backoffs_at_a_settled_scale_are_healthy_even_at_the_window_end():
+    lines: list[str] = []
+    for cycle in range(5):     # the scale grows back (silently) and overflows again, like DeepSpeed
+        lines += [f"{{'loss': {2 - cycle / 10 - i / 1000}, 'grad_norm': 0.5}}" for i in range(10)]
+        lines.append(ds(65536, 32768))
+    assert lines_diag(lines).verdict == "healthy"

@@ -1,0 +1,101 @@
+"""Held-out real log excerpts: does the log doctor generalise?
+
+The expected verdicts live only in ``tests/data/heldout/README.md`` (the "Per file" table); this test
+parses that table instead of retyping them. Rows marked ``certain`` must get exactly the expected
+verdict; rows marked ``likely`` may also get any verdict written in backticks in the
+"also defensible / traps" column. Nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from fampnb.diagnose import diagnose
+from fampnb.logs import parse
+
+HELDOUT = Path(__file__).parent / "data" / "heldout"
+README = HELDOUT / "README.md"
+VERDICTS = {"healthy", "overflow", "data", "no-scaler", "unknown"}
+COLUMNS = ("file", "source", "framework", "shows", "expected", "certainty", "defensible")
+
+
+def _cells(line: str) -> list[str]:
+    """Split a Markdown table row on unescaped pipes (``\\|`` stays inside a cell)."""
+    body = line.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", body)]
+
+
+def _ticked(text: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", text)
+
+
+def _rows() -> list[dict]:
+    rows: list[dict] = []
+    in_table = False
+    for line in README.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            in_table = line.strip() == "## Per file"
+            continue
+        if not in_table or not line.startswith("|"):
+            continue
+        cells = _cells(line)
+        if cells[0] in ("file", "") or set(cells[0]) <= {"-", ":"}:
+            continue  # header or separator
+        assert len(cells) == len(COLUMNS), f"README row has {len(cells)} cells: {line[:80]}"
+        row = dict(zip(COLUMNS, cells))
+        files = _ticked(row["file"])
+        expected = [t for t in _ticked(row["expected"]) if t in VERDICTS]
+        assert len(files) == 1 and len(expected) == 1, f"unparseable README row: {line[:80]}"
+        certainty = row["certainty"].split()[0].strip("()").lower()
+        assert certainty in ("certain", "likely"), f"{files[0]}: certainty {row['certainty']!r}"
+        also = [t for t in _ticked(row["defensible"]) if t in VERDICTS and t != expected[0]]
+        rows.append(
+            {
+                "file": files[0],
+                "source": row["source"],
+                "expected": expected[0],
+                "certainty": certainty,
+                "accepted": [expected[0]] + (also if certainty == "likely" else []),
+            }
+        )
+    return rows
+
+
+ROWS = _rows()
+
+
+def test_readme_table_matches_the_files():
+    listed = [r["file"] for r in ROWS]
+    on_disk = sorted(p.name for p in HELDOUT.glob("*.log"))
+    assert len(listed) == len(set(listed)), "a file is listed twice in the README"
+    assert sorted(listed) == on_disk
+    assert 15 <= len(listed) <= 25
+    assert {r["expected"] for r in ROWS} == VERDICTS, "every verdict should be covered"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
+def test_heldout_verdict(row):
+    diagnosis = diagnose(parse(HELDOUT / row["file"]))
+    assert diagnosis.verdict in row["accepted"], (
+        f"{row['file']} ({row['source']}, {row['certainty']}): doctor says {diagnosis.verdict!r}, "
+        f"expected {' or '.join(repr(v) for v in row['accepted'])}; reason: {getattr(diagnosis, 'reason', '')}"
+    )
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
+def test_heldout_fast_scan_agrees_with_parse(row):
+    """The doctor CLI reads with ``scan``: it must reach the same diagnosis as ``parse``, from a
+    path (the CLI's way) and from a stream."""
+    import io
+
+    from fampnb.logs import scan
+
+    path = HELDOUT / row["file"]
+    full = diagnose(parse(path)).to_dict()
+    assert diagnose(scan(path)).to_dict() == full
+    assert diagnose(scan(io.BytesIO(path.read_bytes()))).to_dict() == full
