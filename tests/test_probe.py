@@ -254,3 +254,54 @@ def test_lossless_scales_bracket():
     assert h.zone_counts(FP16, hi * 2)[Zone.OVERFLOW] == 1
     assert h.lossless_scales(FP8_E4M3) is None  # 30 octaves do not fit e4m3's range
     assert h.lossless_scales(BF16) is not None and FP8_E5M2 in h.formats
+
+
+def _normal_only(g: np.ndarray) -> np.ndarray:
+    return g[~((np.abs(g) < 2.0 ** -126) & (g != 0))]  # fp32 subnormals: top bits only (documented)
+
+
+@pytest.mark.parametrize("buffer_elems", [0, 1, 3, 10 ** 6])  # per step, per step, 3 slots, many
+def test_staged_recorder_is_exact_over_many_steps(torch_mod, buffer_elems):
+    """Staged (batched) binning, flushes mid-run and at result(): every step counted exactly once."""
+    rng = np.random.default_rng(7)
+    base = _tricky_values()
+    a = np.abs(base)
+    base = base[(a == 0) | ~np.isfinite(a) | ((a >= 2.0 ** -120) & (a <= 2.0 ** 120))]  # x 2**+-3
+    odd = np.array([0x7FFFFFFF, 0xFFFFFFFF, 0x80000000, 0x7F800001, 0xFFC00000, 0x7FFFF001,
+                    0x00000000, 0x7F800000, 0xFF800000], dtype=np.uint32).view(np.float32)
+    base = np.concatenate([base, odd])
+    ps = [torch_mod.nn.Parameter(torch_mod.zeros(base.size - 100)),
+          torch_mod.nn.Parameter(torch_mod.zeros(10, 10))]
+    rec = GradHistogramRecorder(ps, buffer_elems=buffer_elems * base.size)
+    seen = []
+    for step in range(7):
+        with np.errstate(invalid="ignore"):
+            g = rng.permutation(base) * np.float32(2.0 ** rng.integers(-3, 4))
+        g[:9] = odd  # special bit patterns survive the scaling untouched
+        seen.append(g)
+        ps[0].grad = torch_mod.from_numpy(g[:-100].copy())
+        ps[1].grad = torch_mod.from_numpy(g[-100:].reshape(10, 10).copy())
+        rec.record()
+        if step == 4:
+            mid = rec.result()  # flushes; recording goes on afterwards
+            assert mid.steps == 5 and mid.total == 5 * base.size
+    h = rec.result()
+    want = GradHistogram.from_array(np.concatenate(seen))
+    assert h.steps == 7 and np.array_equal(h.table, want.table)
+    rec.reset()
+    assert rec.result().total == 0 and rec.result().steps == 0
+
+
+def test_recorder_missing_grads_and_half_precision(torch_mod):
+    g = _normal_only(_tricky_values())
+    with np.errstate(over="ignore"):
+        g16 = g.astype(np.float16)  # widened to fp32 exactly by the recorder
+    a, b = torch_mod.nn.Parameter(torch_mod.zeros(g.size)), torch_mod.nn.Parameter(
+        torch_mod.zeros(g16.size, dtype=torch_mod.float16))
+    rec = GradHistogramRecorder([a, b])
+    b.grad = torch_mod.from_numpy(g16.copy())
+    rec.record()                      # a has no gradient: only b's values
+    a.grad = torch_mod.from_numpy(g.copy())
+    rec.record()                      # both
+    want = GradHistogram.from_array(np.concatenate([g16, g, g16]).astype(np.float32))
+    assert np.array_equal(rec.result().table, want.table)
