@@ -74,11 +74,17 @@ class LiveFigure:
         if self.ipympl:
             self.fig.canvas.draw_idle()
             return
-        from IPython.display import clear_output, display
+        import io
 
+        from IPython.display import Image, clear_output, display
+
+        # Render the PNG here rather than display(fig): the figure's image formatter exists only
+        # once pyplot has set up the inline backend, which a kernel may not have done yet.
+        buf = io.BytesIO()
+        self.fig.savefig(buf, format="png", bbox_inches="tight")
         with self.view:
             clear_output(wait=True)
-            display(self.fig)
+            display(Image(data=buf.getvalue(), format="png"))
 
 
 def tag(widget: W, name: str) -> W:

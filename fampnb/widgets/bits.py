@@ -162,7 +162,7 @@ def make_bit_explorer(value: float = 65510.0, fmt: str = "fp16") -> tuple[Any, d
                                 style={"button_width": "36px", "description_width": "60px"}),
         "magnitude": w.FloatLogSlider(value=_clamp_mag(value), base=2, min=_SLIDER_MIN,
                                       max=_SLIDER_MAX, step=0.05, description="|value|",
-                                      readout_format=".4g", continuous_update=True,
+                                      readout_format=".4g", continuous_update=False,
                                       style={"description_width": "60px"},
                                       layout=w.Layout(width="640px")),
         "value": w.Text(value=repr(value), description="value", continuous_update=False,

@@ -110,7 +110,7 @@ def make_threshold_explorer(g_max: float = 3.2e4, scale: float = 65536.0, g_min:
         controls[key] = tag(w.FloatLogSlider(
             value=_check(key, inits[key]), base=2, min=lo, max=hi,
             step=1.0 if key == "scale" else 0.25, description=labels[key], readout_format=".4g",
-            continuous_update=True, style={"description_width": "90px"},
+            continuous_update=False, style={"description_width": "90px"},
             layout=w.Layout(width="70%")), f"{NAME}-{key.replace('_', '-')}")
     status = status_line(NAME)
     tag(status, f"{NAME}-status-text")

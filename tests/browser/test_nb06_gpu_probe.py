@@ -1,0 +1,31 @@
+"""Notebook 06 (no widget): the probe runs in JupyterLab (CPU here, labelled) without errors."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOK = "06-gpu-probe.ipynb"
+STEM = NOTEBOOK.removesuffix(".ipynb")
+
+
+@pytest.fixture(scope="module")
+def nb(open_notebook):
+    page = open_notebook(NOTEBOOK)
+    yield page
+    page.close()
+
+
+def test_runs_clean(nb, save_screenshot):
+    from fampnb import formats
+
+    # the model column (fampnb.formats, identical everywhere) is printed by the notebook
+    out = nb.root.locator(".jp-OutputArea-output", has_text="model predictions").first
+    text = out.text_content()
+    assert repr(formats.FP16.max) in text or f"{formats.FP16.max:g}" in text, text[:500]
+    device = nb.root.locator(".jp-OutputArea-output", has_text="device:").first
+    device.wait_for()
+    table = nb.root.locator(".jp-OutputArea-output", has_text="casts and arithmetic on").first
+    save_screenshot(nb, table if table.count() else device, STEM)
+    nb.assert_clean()
