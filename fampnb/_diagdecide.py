@@ -41,9 +41,13 @@ def _at_start(r: Run, acc: Accumulator) -> bool:
     return True
 
 
-def _fmt(x: float | None) -> str:
+def _fmt(x: float | None, log2: float | None = None) -> str:
+    """A scale or loss for a sentence; ``log2`` (the printed base-2 logarithm) names a scale
+    that a float cannot hold (``2^-16199.354``, not ``0``)."""
     if x is None:
-        return "?"
+        return "?" if log2 is None else f"2^{log2:.10g}"
+    if log2 is not None and (x == 0 or not math.isfinite(x)):
+        return f"2^{log2:.10g}"
     if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e7):
         return f"{x:.6g}"
     return f"{x:g}"
@@ -53,7 +57,7 @@ def _failure_run(r: Run, acc: Accumulator, lasting_nan: Event | None) -> str | N
     """Why this run of backoffs is a failure (None: calibration or isolated)."""
     start, end = r.start_scale, r.end_scale
     recovered = r.loss_after > 1 or r.growth_after
-    span = f"{_fmt(start)} -> {_fmt(end)} in {r.n} backoff records"
+    span = f"{_fmt(start, r.start_log2)} -> {_fmt(end, r.end_log2)} in {r.n} backoff records"
     if _settled(r, acc) and not r.nan_after and lasting_nan is None:
         return None          # back at a level the scale already grew back from: oscillation
     if end is not None and end < FLOOR and r.levels >= 1 and not (
@@ -143,6 +147,18 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         if lasting is not None:
             evidence.append(lasting)
         if r.end_scale is not None and r.end_scale < FLOOR:
+            caveats.append(CAVEATS["below-one"])
+    elif acc.floor_attempts >= 2 and acc.floor_first is not None and acc.floor_last is not None:
+        verdict = "overflow"
+        certainty = "certain" if acc.floor_attempts >= 3 else "likely"
+        at = acc.floor_last.scale_before
+        shown = ("0 (printed as an integer: a scale below 1)" if at == 0
+                 else _fmt(at, acc.floor_last.scale_log2))
+        reason = (f"the scaler is stuck at its floor: {acc.floor_attempts} overflow records "
+                  f"(lines {acc.floor_first.line_no}-{acc.floor_last.line_no}) with the scale "
+                  f"already at {shown}, so it cannot halve any further and every step is skipped")
+        evidence += [acc.floor_first, acc.floor_last]
+        if at is not None and at < FLOOR:
             caveats.append(CAVEATS["below-one"])
     elif acc.floor_hits >= 3 or (acc.final_scale is not None and acc.final_scale <= FLOOR
                                  and acc.skip_after_floor >= 2 and acc.obs_values != {1.0}):
@@ -238,8 +254,8 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
     advice = list(ADVICE[verdict])
     if verdict in ("overflow", "no-scaler") and fw in FRAMEWORK_HINTS:
         advice.append(FRAMEWORK_HINTS[fw])
-    if acc.precision_ev is not None:
-        evidence.append(acc.precision_ev)
+    if acc.precision_ev is not None and verdict in ("data", "no-scaler", "unknown"):
+        evidence.append(acc.precision_ev)   # the stated precision decides only these verdicts
     seen: set[tuple[int, str, str]] = set()
     ev_sorted = []
     for e in sorted((e for e in evidence if e is not None), key=lambda e: e.line_no):
@@ -275,15 +291,15 @@ def _stuck_skipping(acc: Accumulator) -> bool:
 def _nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: list[str],
                  fw: str) -> tuple[str, str, str]:
     where = f"step {nan.step} (line {nan.line_no})"
-    if acc.applied is not None and precision != "fp16" and (
-            acc.first_losses and math.isfinite(acc.first_losses[0])):
+    if acc.applied is not None and precision != "fp16" and acc.applied_trained:
         return ("no-scaler",
                 f"a non-finite gradient reached the weights at {where}: the loss then reads "
                 f"exactly 0.0 (line {acc.applied.line_no}); no dynamic scaler skipped the step "
                 "(the bf16 trace)", "likely")
     early = acc.first_nan is not None and acc.first_nan_explicit_early
+    from_start = acc.applied is not None and not acc.applied_trained and acc.applied_early
     first_scale = acc.first_obs.scale_after if acc.first_obs is not None else None
-    if early:
+    if early or from_start:
         if precision in (None, "fp16"):
             caveats.append(CAVEATS["bf16-pretrained"])
         if precision is None:
@@ -292,6 +308,10 @@ def _nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: l
         if first_scale is not None and first_scale < FLOOR:
             extra = f"; the scale is already {_fmt(first_scale)} at the first record"
             caveats.append(CAVEATS["below-one"])
+        if from_start and not early and acc.applied is not None:
+            where = f"step {acc.applied.step} (line {acc.applied.line_no})"
+            extra += ("; the first record already reads loss 0.0 with a non-finite grad norm, "
+                      "no finite loss before it")
         return ("data", f"NaN from the start of the log ({where}) with no overflow record "
                 f"before it{extra}", "likely")
     static = acc.obs_values and max(acc.obs_values) <= 1.0 and acc.skips == 0

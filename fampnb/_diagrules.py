@@ -15,6 +15,7 @@ from fampnb._logrules import Event
 from fampnb.diagnose import Diagnosis
 
 EARLY_STEPS = 100          # a NaN at or before this step (or within 5% of the run) is "at the start"
+EARLY_EPOCH = 0.05         # ... or an HF record at or before this epoch (with no step counter)
 NEAR_RECORDS = 3           # finite loss records allowed between backoffs and a NaN they explain
 CALIBRATION_FLOOR = 256.0  # the article's line: below it and still falling is a failure
 FLOOR = 1.0                # DeepSpeed/Megatron minimum; below it the gradients are non-finite
@@ -61,6 +62,8 @@ class Run:
     gn_ref: float | None = None
     loss_next: float | None = None      # the first finite loss / grad norm after it
     gn_next: float | None = None
+    start_log2: float | None = None     # base-2 logs of the scales, where the log prints them so
+    end_log2: float | None = None
 
 
 def _early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = False,
@@ -93,6 +96,10 @@ class Accumulator:
         self.run: Run | None = None
         self.backoffs = self.hyst = self.growths = self.skips = 0
         self.floor_hits = 0
+        self.floor_attempts = 0           # overflow records with the scale already at the floor
+        self.floor_first: Event | None = None
+        self.floor_last: Event | None = None
+        self.final_log2: float | None = None
         self.min_scale: float | None = None
         self.final_scale: float | None = None
         self.obs_scale: float | None = None
@@ -113,6 +120,9 @@ class Accumulator:
         self.trailing_gn_bad = 0
         self.prev_gn_bad = False
         self.applied: Event | None = None
+        self.nonzero_finite = 0           # finite, non-zero losses read so far
+        self.applied_trained = False      # ... some before ``applied``: training happened first
+        self.applied_early = False        # ``applied`` is the run's first record, at its start
         self.gn_streak: list[Event] = []        # consecutive finite-loss records, grad norm bad
         self.streak_at_nan: list[Event] = []
         self.first_bad_grad: Event | None = None
@@ -204,8 +214,8 @@ class Accumulator:
             self.full_skips = self.full_skips_late = 0
             self.full_skip_ev = None
 
-    def _set_scale(self, scale: float, ev: Event) -> None:
-        self.final_scale = scale
+    def _set_scale(self, scale: float, ev: Event, log2: float | None = None) -> None:
+        self.final_scale, self.final_log2 = scale, log2
         self.min_scale = scale if self.min_scale is None else min(self.min_scale, scale)
         self.traj.add((ev.step, ev.line_no, scale))
 
@@ -222,19 +232,28 @@ class Accumulator:
             r0.growth_after = True
             self.floor_hits = 0             # it left the floor: not "sitting there"
             self._close()
+        prev_log2 = self.final_log2 if before is not None and before == known else None
         if before is not None and math.isfinite(before) and before != self.final_scale:
             self._set_scale(before, ev)        # the scale in force before this record
         if after is not None and math.isfinite(after):
-            self._set_scale(after, ev)
+            self._set_scale(after, ev, ev.scale_log2)
         if ev.kind == "growth":
             self.growths += 1
-            self.floor_hits = 0
+            self.floor_hits = self.floor_attempts = 0
             if self.run is not None:
                 self.run.growth_after = True
                 self._close()
             return
         if after is not None and after <= FLOOR:
             self.floor_hits += 1
+        if (not synthetic and ev.rule not in TARGET_ONLY and before is not None
+                and before <= FLOOR and (self.floor_last is None or ev.step != self.floor_last.step
+                                         or not ev.explicit)):
+            # an overflow with the scale already at (or below) the floor: DeepSpeed's
+            # ``Attempted loss scale: 1, reducing to 1`` (``0``: int() of a scale below 1)
+            self.floor_attempts += 1
+            self.floor_first = self.floor_first or ev
+            self.floor_last = ev
         if ev.kind == "hysteresis":
             self.hyst += 1
             return
@@ -249,16 +268,19 @@ class Accumulator:
                 r.levels += max(1, round(math.log2(prev / after))) if after > 0 else 1
             elif after is not None and prev is not None and (after > 0 or prev > 0):
                 r.duplicates += 1
-            r.last, r.end_scale, r.loss_after = ev, after, 0
+            r.last, r.end_scale, r.loss_after, r.end_log2 = ev, after, 0, ev.scale_log2
             if len(r.events) < 40:
                 r.events.append(ev)
             return
         self._close()
         start = before if before is not None else (after * 2 if after is not None else None)
+        lg = ev.scale_log2
         self.run = Run(first=ev, last=ev, start_scale=start, end_scale=after,
                        loss_before=self.finite, events=[ev],
                        loss_ref=self.last_losses[-1] if self.last_losses else None,
-                       gn_ref=self.last_gn)
+                       gn_ref=self.last_gn, end_log2=lg,
+                       start_log2=prev_log2 if prev_log2 is not None and (
+                           lg is None or prev_log2 >= lg) else (lg + 1 if lg is not None else None))
 
     def _close(self) -> None:
         if self.run is not None:
@@ -286,7 +308,7 @@ class Accumulator:
             self._scaler(Event(ev.line_no, ev.step, "growth", prev, scale, framework=ev.framework,
                                text=ev.text, rule="scale-rise", explicit=ev.explicit))
         else:
-            self._set_scale(scale, ev)
+            self._set_scale(scale, ev, ev.scale_log2)
 
     def _record(self, ev: Event) -> None:
         loss, gn = ev.loss, ev.grad_norm
@@ -320,6 +342,16 @@ class Accumulator:
                 self.run.loss_after += 1
             if loss == 0.0 and (self.prev_gn_bad or gn_bad) and self.applied is None:
                 self.applied = ev       # a loss of exactly 0.0 next to non-finite gradients
+                # it means "the update was applied" only after training happened (a finite,
+                # non-zero loss before it); as the run's first record it is NaN from step 1
+                self.applied_trained = self.nonzero_finite > 0
+                self.applied_early = not self.applied_trained and (
+                    self.rec_index <= 2 and ev.epoch <= EARLY_EPOCH
+                    if ev.epoch is not None and not (ev.explicit or self.steps_seen)
+                    else _early(ev, self.max_total, self.rec_index, self.steps_seen,
+                                self.start_seen))
+            if loss != 0.0:
+                self.nonzero_finite += 1
             self.last_record_nan = False
             if gn_bad:
                 self.gn_bad_finite_loss += 1
@@ -342,5 +374,5 @@ class Accumulator:
         return decide(self, precision or self.precision)
 
 
-__all__ = ["Accumulator", "Run", "Thin", "EARLY_STEPS", "NEAR_RECORDS", "CALIBRATION_FLOOR",
-           "FLOOR"]
+__all__ = ["Accumulator", "Run", "Thin", "EARLY_STEPS", "EARLY_EPOCH", "NEAR_RECORDS",
+           "CALIBRATION_FLOOR", "FLOOR"]

@@ -29,7 +29,10 @@ class Event:
     that matched (``"deepspeed" "apex" "fairseq" "megatron" "hf" "torch" "keras" "mmengine"
     "insightface" "lightning" "seed" "generic"``), ``text`` the line (truncated).  Extra fields:
     ``rule`` names the matched wording, ``count`` how many steps a counter record covers, ``total``
-    the run length the line names (``iter 100/2892``), ``precision`` a precision the line states.
+    the run length the line names (``iter 100/2892``), ``precision`` a precision the line states,
+    ``epoch`` the (fractional) epoch an HF Trainer record names, ``scale_log2`` the base-2 logarithm
+    of ``scale_after`` where the line prints the scale as one (``lg_loss_scale``: it keeps the size of
+    a scale below or above the float range, where ``scale_after`` reads 0.0 or inf).
     """
 
     line_no: int
@@ -46,6 +49,8 @@ class Event:
     total: int | None = None
     explicit: bool = False
     precision: str | None = None
+    epoch: float | None = None
+    scale_log2: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         """JSON-safe dict: non-finite floats become the strings ``"nan" "inf" "-inf"``."""
@@ -75,6 +80,7 @@ class LineState:
     overflow_line: int | None = None    # last ``Grad overflow on iteration N`` line
     table: dict[str, str] = field(default_factory=dict)   # rows of a ``| key | value |`` table
     table_line: int = 0                 # line of the table's last row
+    head: tuple[str, int] | None = None  # a line that ends inside a record's wording (wrapped)
 
 
 def _f(text: str) -> float:

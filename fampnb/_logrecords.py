@@ -80,7 +80,8 @@ def _hf(text: str, st: LineState, ev: object) -> None:
     if loss is None and gnorm is None:
         return
     kind = "nan" if loss is not None and not math.isfinite(loss) else "loss"
-    ev(kind, "hf", "hf-dict", loss=loss, grad_norm=gnorm)  # type: ignore[operator]
+    ev(kind, "hf", "hf-dict", loss=loss, grad_norm=gnorm,
+       epoch=vals.get("epoch"))  # type: ignore[operator]
 
 
 def _generic(text: str, low: str, st: LineState, ev: object) -> None:
@@ -91,9 +92,11 @@ def _generic(text: str, low: str, st: LineState, ev: object) -> None:
     gnorm = _f(g.group(1)) if g else None
     s = _SCALE_OBS.search(low) if "scale" in low else None
     scale = _f(s.group(1)) if s else None
+    lg2: float | None = None
     if s is None and "_loss_scale" in low:
         lg = _LG_SCALE_OBS.search(low)
-        scale = log2_scale(_f(lg.group(1))) if lg else None
+        lg2 = _f(lg.group(1)) if lg else None
+        scale = log2_scale(lg2) if lg2 is not None else None
     if loss is None and gnorm is None and scale is None:
         return
     fw = framework_of(text, "generic")
@@ -101,11 +104,13 @@ def _generic(text: str, low: str, st: LineState, ev: object) -> None:
         fw = "insightface"
     if loss is not None:
         kind = "nan" if not math.isfinite(loss) else "loss"
-        ev(kind, fw, "loss", loss=loss, grad_norm=gnorm, scale_after=scale)  # type: ignore[operator]
+        ev(kind, fw, "loss", loss=loss, grad_norm=gnorm, scale_after=scale,
+           scale_log2=lg2)  # type: ignore[operator]
     elif gnorm is not None and not math.isfinite(gnorm):
-        ev("skip", fw, "grad-norm-nonfinite", grad_norm=gnorm, scale_after=scale)  # type: ignore[operator]
+        ev("skip", fw, "grad-norm-nonfinite", grad_norm=gnorm, scale_after=scale,
+           scale_log2=lg2)  # type: ignore[operator]
     elif scale is not None:
-        ev("scale", fw, "scale", scale_after=scale)  # type: ignore[operator]
+        ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2)  # type: ignore[operator]
 
 
 _NUM_RX = re.compile(_NUM)
@@ -211,8 +216,9 @@ def log2_scale(x: float) -> float:
 
 
 def kv_values(fields: dict[str, str]) -> tuple[float | None, float | None, float | None,
-                                               int | None]:
-    """``(loss, grad_norm, scale, step)`` of a record given as ``{key: value text}``."""
+                                               int | None, float | None]:
+    """``(loss, grad_norm, scale, step, scale_log2)`` of a record given as ``{key: value text}``
+    (``scale_log2``: the printed base-2 logarithm, where the scale is printed as one)."""
     nums: dict[str, float] = {}
     for k, v in fields.items():
         x = _num(v)
@@ -221,8 +227,9 @@ def kv_values(fields: dict[str, str]) -> tuple[float | None, float | None, float
     loss = pick_loss(nums)
     gnorm = next((v for k, v in nums.items() if "norm" in k and "grad" in k or k == "gnorm"),
                  None)
-    scale = next((log2_scale(v) if k in LOG2_SCALE_KEYS else v for k, v in nums.items()
-                  if k in _SCALE_KEYS or k in LOG2_SCALE_KEYS), None)
+    key = next((k for k in nums if k in _SCALE_KEYS or k in LOG2_SCALE_KEYS), None)
+    lg2 = nums[key] if key in LOG2_SCALE_KEYS else None
+    scale = (log2_scale(nums[key]) if lg2 is not None else nums[key]) if key else None
     step_v = next((v for k, v in nums.items() if k in _STEP_KEYS and math.isfinite(v)), None)
     step = int(step_v) if step_v is not None and 0 <= step_v < 1e15 else None
-    return loss, gnorm, scale, step
+    return loss, gnorm, scale, step, lg2

@@ -18,6 +18,8 @@ from fampnb._logrecords import kv_values as _kv_values
 from fampnb._logrecords import log2_scale as _log2_scale
 from fampnb._logrecords import records as _records
 from fampnb._logrecords import table_row as _table_row
+from fampnb._logwrap import join as _join
+from fampnb._logwrap import wrap_head as _wrap_head
 
 __all__ = ["Event", "LineState", "parse_segment", "finish", "jsonable", "KINDS", "PREFILTER",
            "MAX_TEXT"]
@@ -141,14 +143,16 @@ _PREC = (
         r"mixed_precision\s*[:=]\s*['\"]?bf16|['\"]bf16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
         r"using bfloat16|params_dtype\s*[:=]\s*torch\.bfloat16|torch_dtype\s*[:=]\s*torch\.bfloat16|"
         r"mixed_bfloat16|(?:amp_)?dtype\s*[:=]\s*(?:torch\.)?bfloat16|"
-        r"precision\s*=\s*['\"]?(?:bf16|bfloat16)\b"),
+        r"precision\s*[:=]\s*['\"]?(?:bf16|bfloat16)\b|"
+        r"\b(?:bfloat16_enabled|bf16_enabled|bf16)\s*\.{3,}\s*true\b"),
      "bf16"),
     (_c(r"--fp16\b|['\"]?\bfp16['\"]?\s*[:=]\s*(?:true|1\b)|(?<!bf)16-mixed|"
         r"mixed_precision\s*[:=]\s*['\"]?fp16|['\"]fp16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
         r"using 16bit (?:native )?automatic mixed precision|fp16_enabled\s*[:=]\s*true|"
         r"params_dtype\s*[:=]\s*torch\.float16|mixed_float16|(?:amp_)?dtype\s*[:=]\s*(?:torch\.)?float16|"
         r"using (?:16bit|float16|fp16) (?:native )?(?:automatic )?mixed precision|"
-        r"precision\s*=\s*['\"]?(?:fp16|float16|16)\b(?!-true)"), "fp16"),
+        r"precision\s*[:=]\s*['\"]?(?:fp16|float16|16)\b(?!-true|\.\d)|"
+        r"\b(?:fp16_enabled|fp16)\s*\.{3,}\s*true\b"), "fp16"),
     (_c(r"precision\s*[:=]\s*['\"]?(?:32|32-true|fp32)\b|--fp32\b"), "fp32"),
 )
 
@@ -166,12 +170,26 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
 
     Two-cell table rows (``| loss | nan |``) are collected in ``st`` and read as one record when
     the table ends (a line that is not a row, a gap in the line numbers, a key seen again, or
-    ``finish``); at most ``MAX_TABLE`` fields are kept per table."""
+    ``finish``); at most ``MAX_TABLE`` fields are kept per table.  A line that ends inside a
+    scaler wording (wrapped at the terminal width, ``fampnb._logwrap``) is held back for one
+    segment: read joined with the next physical line when that completes the wording, else on
+    its own (its events then come just before the next line's)."""
+    if st.head is not None:
+        head, head_line = st.head
+        st.head = None
+        joined = _join(head, text) if line_no == head_line + 1 else None
+        if joined is not None:
+            return _segment(joined, head_line, st, False)
+        return _segment(head, head_line, st, False) + parse_segment(text, line_no, st)
+    return _segment(text, line_no, st, True)
+
+
+def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Event]:
     row = _table_row(text) if "|" in text else None
     flushed: list[Event] = []
     if st.table and (row is None or line_no > st.table_line + 1 or row[0] in st.table
                      or len(st.table) >= MAX_TABLE):
-        flushed = finish(st)        # the table ended (a repeated key starts the next one)
+        flushed = _finish_table(st)   # the table ended (a repeated key starts the next one)
     if row is not None:
         st.table[row[0]] = row[1][:40]
         st.table_line = line_no
@@ -180,7 +198,10 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
     if not _has(low, PREFILTER):
         return flushed
     if flushed:
-        return flushed + parse_segment(text, line_no, st)
+        return flushed + _segment(text, line_no, st, may_wrap)
+    if may_wrap and _wrap_head(low):
+        st.head = (text, line_no)   # read with the next line (``parse_segment``)
+        return flushed
     step, total = _step(low)
     explicit = step is not None
     if explicit:
@@ -197,8 +218,9 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
         _records(text, low, st, ev, out)
         return out
 
-    def scaled(kind: str, before: float | None, after: float | None, fw: str, rule: str) -> None:
-        ev(kind, fw, rule, scale_before=before, scale_after=after)
+    def scaled(kind: str, before: float | None, after: float | None, fw: str, rule: str,
+               log2: float | None = None) -> None:
+        ev(kind, fw, rule, scale_before=before, scale_after=after, scale_log2=log2)
         if after is not None:
             st.scale = after
 
@@ -243,13 +265,14 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
             scaled("scale", None, a, "apex", "apex-legacy-scale")
         st.overflow_line = None
     for m in _LG_CHANGE.finditer(low) if "_loss_scale" in low else ():
-        a, prev = _log2_scale(_f(m.group(2))), st.scale
+        lg2 = _f(m.group(2))
+        a, prev = _log2_scale(lg2), st.scale
         if m.group(1).startswith(("decreas", "reduc", "lower")):
             scaled("backoff", prev if prev is not None and prev >= a else None, a, "generic",
-                   "log2-scale-decrease")
+                   "log2-scale-decrease", lg2)
         else:
             scaled("growth", prev if prev is not None and prev <= a else None, a, "generic",
-                   "log2-scale-increase")
+                   "log2-scale-increase", lg2)
     if ("diverged" in low or "loss" in low) and _TF_NAN.search(low):
         ev("nan", "keras", "tf-nan-loss", loss=math.nan)
     for m in _APEX.finditer(low) if "reducing loss scale to" in low else ():
@@ -305,20 +328,32 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
 
 
 def finish(st: LineState) -> list[Event]:
-    """The record of a ``| key | value |`` table still open (call at the end of the input; the
-    reader also calls it when a table ends).  One record per table: its loss (the exact
-    ``loss`` key first), grad norm, loss scale (``lg_loss_scale`` is a base-2 logarithm) and step."""
+    """What is still held at the end of the input: a line that ended inside a wording (read on
+    its own) and the record of a ``| key | value |`` table still open."""
+    out: list[Event] = []
+    if st.head is not None:
+        head, head_line = st.head
+        st.head = None
+        out = _segment(head, head_line, st, False)
+    return out + _finish_table(st)
+
+
+def _finish_table(st: LineState) -> list[Event]:
+    """The record of a ``| key | value |`` table (the reader calls it when a table ends).  One
+    record per table: its loss (the exact ``loss`` key first), grad norm, loss scale
+    (``lg_loss_scale`` is a base-2 logarithm) and step."""
     if not st.table:
         return []
     fields, line_no = st.table, st.table_line
     st.table = {}
-    loss, gnorm, scale, step = _kv_values(fields)
+    loss, gnorm, scale, step, lg2 = _kv_values(fields)
     if step is not None:
         st.step = step
     cur = step if step is not None else (st.step if st.step is not None else line_no)
     text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
     kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule="table",
-              explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale)
+              explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale,
+              scale_log2=lg2)
     if scale is not None:
         st.scale = scale
     if loss is not None:

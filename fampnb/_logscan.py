@@ -9,6 +9,8 @@ lines are parsed:
 - the lines of rare templates, and the line after those that start a record (DeepSpeed's verbose
   ``Reducing dynamic loss scale`` follows its ``Grad overflow`` line; traceback messages and
   warning sources follow their header);
+- lines that end inside a scaler wording (wrapped at the terminal width, ``fampnb._logwrap``) and
+  the line after each (the reader joins them), also across block and range boundaries;
 - the first and last 64 KiB of the log (start-up and ending);
 - every line where a printed loss scale changes (Megatron/Keras/user loops print one on every
   line; digits are invisible in templates, so the value is compared on those lines);
@@ -35,6 +37,7 @@ from itertools import compress, count
 from typing import IO, Any
 
 from fampnb._logrules import Event, LineState, finish, parse_segment
+from fampnb._logwrap import wrap_head
 
 BLOCK = 2 << 20
 EDGE = 64 << 10
@@ -78,22 +81,28 @@ class Picker:
         self.megatron = False
         self.lines_done = 0          # complete lines before the current block
         self.first_left = FIRST_RECORDS
+        self.heads: set[bytes] = set()   # templates that end inside a wording (wrapped records)
+        self.pick_first = False      # the previous block ended with a wrapped record's head
 
     def _classify(self, templates: set[bytes]) -> None:
         cls = self.cls
         if len(cls) > MAX_TEMPLATES:
             cls.clear()
             self.counters.clear()
+            self.heads.clear()
         for t in templates.difference(cls):
             cls[t] = (_R if RARE.search(t) else _S if SCALE.search(t)
                       else _L if LOSSY.search(t) else _O)
+            if wrap_head(t.rstrip(b"\r").decode("utf-8", "replace").lower()):
+                self.heads.add(t)
             if b"skipped=" in t:
                 self.counters.add(t)
             if MEG_SCALE in t:
                 self.megatron = True
 
-    def block(self, buf: bytes, head: bool, tail: bool) -> list[Pick]:
-        """The picked lines of ``buf`` (complete lines, except a very long line's piece)."""
+    def block(self, buf: bytes, head: bool, tail: bool, first: bool = False) -> list[Pick]:
+        """The picked lines of ``buf`` (complete lines, except a very long line's piece);
+        ``first``: pick the first line (it may continue a wrapped record before the range)."""
         tb = buf.translate(_DIGITS)
         lines = tb.split(b"\n")
         complete = buf.endswith(b"\n")
@@ -106,6 +115,15 @@ class Picker:
         self._classify(templates)
         cls, size = self.cls, len(buf)
         pick: set[int] = set()
+        if self.pick_first or first:
+            pick.add(0)
+        self.pick_first = False
+        wrapped = templates & self.heads
+        if wrapped:
+            for i in compress(count(), map(wrapped.__contains__, lines)):
+                pick.add(i)
+                pick.add(i + 1)
+            self.pick_first = lines[-1] in wrapped
         if head:
             self._edge(lines, range(n), pick)
         if tail:
@@ -265,11 +283,11 @@ def _pick_stream(fh: IO[Any], limit: int | None, head: bool, tail: bool,
     first = True
     for buf in _blocks(fh, limit):
         if prev is not None:
-            yield from pk.block(prev, head=head and first, tail=False)
+            yield from pk.block(prev, head=head and first, tail=False, first=first and not head)
             first = False
         prev = buf
     if prev is not None:
-        yield from pk.block(prev, head=head and first, tail=tail)
+        yield from pk.block(prev, head=head and first, tail=tail, first=first and not head)
 
 
 def _pick_range(path: str, start: int, end: int, head: bool, tail: bool) -> tuple[int, list[Pick]]:

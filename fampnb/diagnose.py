@@ -8,15 +8,18 @@ lines:
   initial power of two, then silence; isolated mid-run backoffs that do not cascade;
 - **failure** (``overflow``): backoffs that calibration does not explain (after a healthy stretch,
   consecutive, heading below 256, to the floor or below 1), a minimum-scale error, endless
-  halving at the floor, or a lasting NaN right after backoffs;
+  halving at the floor (overflow records, twice or more, with the scale already at the floor:
+  DeepSpeed's ``Attempted loss scale: 1, reducing to 1``, or ``0, reducing to 0`` for a floor
+  below 1, as it prints ``int(scale)``), or a lasting NaN right after backoffs;
 - ``data``: a lasting NaN at (or within two records of) the first step of training with no
   backoff before it; where the log counts steps, the counter decides (iteration 5426 is not the
   start, even on the excerpt's first line); ``no-scaler``: a lasting NaN later in the run with no
   dynamic scaler at work (bf16, fp32, a static scale such as Megatron's ``loss scale: 1.0`` with
   zero skips, a skip counter that stays 0 through the NaN, or a non-finite update that reached
-  the weights, seen as ``loss 0.0`` after ``grad_norm nan``).  Silence is evidence only where a
-  scaler would print: a later NaN under a silent-scaler framework (mmengine, Lightning, Keras,
-  HF, GradScaler) with no stated precision is ``unknown``;
+  the weights, seen as ``loss 0.0`` after ``grad_norm nan``, once training happened: a finite,
+  non-zero loss before it; as the run's very first record, at its start, it is ``data``).
+  Silence is evidence only where a scaler would print: a later NaN under a silent-scaler
+  framework (mmengine, Lightning, Keras, HF, GradScaler) with no stated precision is ``unknown``;
 - a scale below 1 that grows back (or returns to a level it already grew back from) while
   training goes on is an oscillation, not a collapse; a lone mid-run backoff is healthy only when
   the log shows that the scale held (growth, or records after it without a spike), else
@@ -26,7 +29,9 @@ lines:
   without its loss field is a skipped interval when the skip counter says so, NaN otherwise.
 
 ``precision`` (``"fp16" "bf16" "fp32"``) overrides what the log states (config lines such as
-``--bf16`` or ``"bf16": {"enabled": true}`` are detected).  The rules live in
+``--bf16``, ``precision: fp16``, ``"bf16": {"enabled": true}`` or DeepSpeed's config dump
+``bfloat16_enabled ...... True`` are detected; the line is evidence only for the verdicts it
+decides: ``data``, ``no-scaler``, ``unknown``).  The rules live in
 ``fampnb._diagrules``; the wording of advice and caveats in ``fampnb._diagtext``.
 """
 

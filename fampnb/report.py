@@ -22,10 +22,11 @@ import zlib
 
 from fampnb.diagnose import PRECISIONS, Diagnosis, diagnose
 
-__all__ = ["doctor_main", "render_report", "sparkline", "USAGE"]
+__all__ = ["doctor_main", "render_report", "evidence_text", "sparkline", "USAGE"]
 
 USAGE = "usage: python -m fampnb doctor FILE... [--json] [--precision fp16|bf16|fp32]  (- = stdin)"
 PROGRESS_BYTES = 50 * 1024 * 1024
+EVIDENCE_WIDTH = 110     # characters of an evidence line shown before it is cut in the middle
 _BARS = "▁▂▃▄▅▆▇█"
 _ASCII = "_.-:=+*#"
 
@@ -62,6 +63,16 @@ def _scale(x: float | None) -> str:
     return f"{x:g}"
 
 
+def evidence_text(text: str, width: int = EVIDENCE_WIDTH) -> str:
+    """A log line as it is (only a trailing newline/CR removed); a line longer than ``width``
+    keeps both ends around an ellipsis (records glued to progress bars sit at the end)."""
+    text = text.rstrip("\r\n")
+    if len(text) <= width:
+        return text
+    head = width // 3
+    return text[:head] + " ... " + text[len(text) - (width - head - 5):]
+
+
 def render_report(d: Diagnosis, name: str, ascii_only: bool = False) -> str:
     """The human report of one diagnosis (plain text, ends with a newline)."""
     out = [f"== {name} ==",
@@ -80,10 +91,7 @@ def render_report(d: Diagnosis, name: str, ascii_only: bool = False) -> str:
     if d.evidence:
         out.append("evidence:")
         for e in d.evidence:
-            text = " ".join(e.text.split())
-            # records glued to progress bars sit at the end: keep both ends of a long line
-            text = text if len(text) <= 110 else text[:32] + " ... " + text[-73:]
-            out.append(f"  line {e.line_no:>7}  [{e.kind}] {text}")
+            out.append(f"  line {e.line_no:>7}  [{e.kind}] {evidence_text(e.text)}")
     if d.advice:
         out.append(f"first switch: {d.advice[0]}")
         for i, a in enumerate(d.advice[1:], 2):

@@ -231,7 +231,10 @@ def test_rules_megatron_skipping_forever_and_bf16_zero_loss():
            for i in range(20, 26)]
     d = lines_diag(meg)
     assert d.verdict == "overflow" and "skipping forever" in d.reason
-    zero = ["{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.1}"] * 3
+    # loss 0.0 with grad_norm nan means "the update reached the weights" once training happened
+    # (a finite, non-zero loss before it)
+    trained = "{'loss': 2.31, 'grad_norm': 1.2, 'learning_rate': 1e-05, 'epoch': 0.08}"
+    zero = [trained] + ["{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.1}"] * 3
     assert lines_diag(zero).verdict == "no-scaler"
     assert lines_diag(zero, precision="fp16").verdict == "overflow"
 
@@ -363,3 +366,89 @@ def test_periodic_backoffs_at_a_settled_scale_are_healthy_even_at_the_window_end
         lines += [f"{{'loss': {2 - cycle / 10 - i / 1000}, 'grad_norm': 0.5}}" for i in range(10)]
         lines.append(ds(65536, 32768))
     assert lines_diag(lines).verdict == "healthy"
+
+
+# ---- rules found by the second held-out set (general, on our own lines) ------------------------
+def _ds_line(before: str, after: str, ts: int = 0) -> str:
+    return (f"[2024-05-02 11:{ts // 60:02d}:{ts % 60:02d},100] [INFO] [loss_scaler.py:183:update_scale]"
+            f" [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {before}, reducing "
+            f"to {after}")
+
+
+def _bar(i: int, n: int) -> str:
+    return f"  1%|▏         | {i}/{n} [10:00<20:00:00,  4.10s/it]"
+
+
+@pytest.mark.parametrize("value", ["1", "0"])
+def test_overflow_records_at_the_floor_mean_the_scaler_is_stuck(value):
+    """DeepSpeed prints int(scale): at a min_loss_scale below 1 it reads 0 -> 0; at the default
+    floor, 1 -> 1.  Repeated, the scale cannot halve any more and every step is skipped."""
+    lines = []
+    for k, i in enumerate(range(310, 313)):
+        lines += [_bar(i, 20000) + _ds_line(value, value, k)]
+    d = lines_diag(lines)
+    assert d.verdict == "overflow" and "stuck at its floor" in d.reason, d.reason
+    assert ("printed as an integer" in d.reason) == (value == "0")
+    assert d.evidence and d.evidence[0].line_no == 1
+    # once is not "repeating": a single record at the floor decides nothing by itself
+    assert "stuck" not in lines_diag(lines[:1]).reason
+
+
+def test_repeated_equal_scales_above_the_floor_are_not_a_floor():
+    """Old ZeRO-2 printed ``reducing to`` the unchanged value, once per rank, at start-up."""
+    lines = [f"[2022-06-01 10:00:0{r},000] [INFO] [stage2.py:1000:step] [deepspeed] fp16 dynamic loss "
+             f"scale overflow! Rank {r} Skipping step. Attempted loss scale: 4294967296, reducing to "
+             "4294967296" for r in range(7)]
+    lines.append("{'loss': 2.1, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.01}")
+    assert lines_diag(lines).verdict == "healthy"
+
+
+def test_wrapped_cascade_mid_run_reads_like_the_unwrapped_one():
+    """Four halvings on consecutive steps, mid-run (the window opens at step 512 of 4000), each
+    record wrapped at the terminal width mid-word: past calibration, a failure."""
+    whole = [f"[train_loss: 0.61 | kl: 0.02]:  13%|█ | 512/4000 [40:00<4:30:00, 4.6s/it]"]
+    for k, i in enumerate(range(520, 524)):
+        whole.append(_ds_line(f"{8192.0 / 2 ** k}", f"{4096.0 / 2 ** k}", k))
+        whole.append(f"[train_loss: 0.7{k} | kl: 0.02]:  13%|█ | {i}/4000 [40:0{k}<4:30:00, 4.6s/it]")
+    wrapped = []
+    for line in whole:
+        cut = line.find("loss scale:") + 7 if "OVERFLOW" in line else -1
+        wrapped += [line[:cut], line[cut:]] if cut > 0 else [line]
+    a, b = lines_diag(whole), lines_diag(wrapped)
+    assert a.verdict == b.verdict == "overflow", (a.reason, b.reason)
+    assert (a.backoffs, a.final_scale) == (b.backoffs, b.final_scale) == (4, 512.0)
+    assert b.reason == a.reason
+
+
+def test_zero_loss_with_nan_grad_norm_needs_training_before_it():
+    """``loss 0.0, grad_norm nan`` is the no-scaler trace (a non-finite update reached the weights)
+    only after a finite, non-zero loss; as the run's very first record it is NaN from step 1."""
+    rec = "{{'loss': {loss}, 'grad_norm': {gn}, 'learning_rate': 2e-05, 'epoch': {ep}}}"
+    first = [rec.format(loss=0.0, gn="nan", ep=0.01)]
+    d = lines_diag(first)
+    assert d.verdict == "data" and d.first_nan_line == 1, d.reason
+    assert lines_diag(first * 3).verdict == "data"
+    # a huge but finite first loss is training: then the 0.0 records are the bf16 trace
+    huge = [rec.format(loss=512093.7, gn="nan", ep=0.0)] + [rec.format(loss=0.0, gn="nan", ep=0.0)] * 2
+    assert lines_diag(huge).verdict == "no-scaler"
+    # a window that opens mid-run (epoch 0.6) on 0.0 records shows neither: not "data"
+    late = [rec.format(loss=0.0, gn="nan", ep=0.6)] * 2
+    assert lines_diag(late).verdict == "unknown"
+
+
+def test_log2_scales_below_the_float_range_are_named_by_their_exponent():
+    lines = ["| lg_loss_scale | -2.4e+04 |", "| loss | nan |", "| step | 9e+04 |", "-" * 20]
+    lines += [f"Found NaN, decreased lg_loss_scale to {-24001.5 - k:.3f}" for k in range(4)]
+    d = lines_diag(lines)
+    assert d.verdict == "overflow" and "(2^-24000 -> 2^-24004.5 in 4" in d.reason, d.reason
+    assert " 0 -> 0 " not in d.reason
+
+
+def test_precision_line_is_evidence_only_where_it_decides():
+    cfg = "[2024-03-02 10:11:12,345] [INFO] [config.py:988:print]   bfloat16_enabled ............. True"
+    ok = [f"{{'loss': {2.0 - k / 10}, 'grad_norm': 1.0}}" for k in range(5)]
+    d = lines_diag([cfg] + ok + ["{'loss': nan, 'grad_norm': nan}"] * 2)
+    assert (d.precision, d.verdict) == ("bf16", "no-scaler")
+    assert d.evidence[0].line_no == 1
+    d = lines_diag([cfg, "{'loss': 2.0, 'grad_norm': 1.0}", "{'loss': 1.9, 'grad_norm': 1.0}"])
+    assert d.verdict == "healthy" and 1 not in [e.line_no for e in d.evidence]

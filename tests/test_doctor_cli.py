@@ -27,6 +27,10 @@ def test_human_report(run_cli):
                  "scale:", "caveats:"):
         assert part in out, part
     assert r.stderr == ""
+    # evidence lines are shown as they are in the log (apex prints two spaces there)
+    raw = (REAL / "apex_apex_834.log").read_text(encoding="utf-8").splitlines()[0]
+    assert "overflow.  Skipping" in raw
+    assert f"line       1  [backoff] {raw}\n" in out
 
 
 def test_json_one_object_per_file(run_cli):
@@ -129,3 +133,23 @@ def test_sparkline_and_render():
     text = render_report(diagnose(logs.parse(logs.read_sample("megatron_nccl_743.log"))), "x",
                          ascii_only=True)
     assert text.startswith("== x ==") and "HEALTHY" in text
+
+
+def test_evidence_text_is_verbatim_and_long_lines_keep_both_ends():
+    from fampnb.report import EVIDENCE_WIDTH, evidence_text
+
+    assert evidence_text("\tGradient overflow.  Skipping step,  loss  \r\n") == (
+        "\tGradient overflow.  Skipping step,  loss  ")
+    long = "x" * 50 + "  middle  " + "y" * 200 + "| loss: nan |"
+    cut = evidence_text(long)
+    assert len(cut) == EVIDENCE_WIDTH and cut.startswith("x" * 30) and cut.endswith("| loss: nan |")
+    assert " ... " in cut
+
+
+def test_report_names_log2_scales_below_the_float_range():
+    from fampnb.diagnose import diagnose
+
+    lines = ["| lg_loss_scale | -1.6e+04 |", "| loss | nan |", "| step | 1.5e+05 |", "-" * 20]
+    lines += [f"Found NaN, decreased lg_loss_scale to {-16001.25 - k:.3f}" for k in range(5)]
+    text = render_report(diagnose(logs.parse(lines)), "lg", ascii_only=True)
+    assert "2^-16000 -> 2^-16005.25 in 5 backoff records" in text and "0 -> 0" not in text

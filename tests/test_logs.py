@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -558,10 +559,116 @@ def test_tf_nan_endings():
     ("trainer: precision=bf16-mixed", "bf16"),
     ("amp_dtype: bfloat16", "bf16"),
     ("Trainer(precision=16)", "fp16"),
+    ("precision: fp16 autocast, GradScaler(init_scale=65536)", "fp16"),
+    ("run config: precision: bf16, loss scaling: off", "bf16"),
+    ("[2024-03-02 10:11:12,345] [INFO] [config.py:988:print]   bfloat16_enabled ............. True",
+     "bf16"),
+    ("[2024-03-02 10:11:12,345] [INFO] [config.py:988:print]   fp16_enabled ................. True",
+     "fp16"),
+    ("  fp16 ............................................ True", "fp16"),
 ])
 def test_precision_start_up_lines(line, prec):
     evs = [e for e in parse([line]) if e.rule == "precision"]
     assert [e.precision for e in evs] == [prec]
+
+
+@pytest.mark.parametrize("line", [
+    "[2024-03-02 10:11:12,345] [INFO] [config.py:988:print]   bfloat16_enabled ............. False",
+    "[2024-03-02 10:11:12,345] [INFO] [config.py:988:print]   fp16_enabled ................. False",
+    "epoch 3 | precision: 16.4 | recall: 12.0",
+    "Trainer(precision='16-true')",
+])
+def test_precision_lines_that_state_nothing(line):
+    assert [e.precision for e in parse([line]) if e.rule == "precision"] == []
+
+
+# ---- records wrapped at the terminal width ---------------------------------------------------
+def _wrappable() -> list[tuple[str, int, int]]:
+    """(line, first cut, last cut) for each backoff wording of ``BACKOFFS`` that ``_logwrap``
+    knows: a cut anywhere after the wording's anchor and before its last number."""
+    from fampnb._logevent import NUM
+    from fampnb._logwrap import WORDINGS, _full_rx
+
+    out = []
+    for line, *_ in BACKOFFS:
+        low = line.lower()
+        for anchor, rest in WORDINGS:
+            m = _full_rx(anchor, rest).search(low)
+            if m:
+                last = list(re.finditer(NUM, m.group(0)))[-1]
+                out.append((line, m.start() + len(anchor), m.start() + last.start()))
+                break
+    return out
+
+
+WRAPPABLE = _wrappable()
+
+
+def test_most_backoff_wordings_can_be_wrapped():
+    assert len(WRAPPABLE) >= 10
+
+
+@pytest.mark.parametrize("line,first,last", WRAPPABLE, ids=[w[0][:40] for w in WRAPPABLE])
+def test_wrapped_backoff_reads_as_one_record(line, first, last):
+    """A record split over two physical lines anywhere inside its wording (mid-word too) reads
+    as the same single backoff, on the first line; a space lost at the break is put back."""
+    whole = one(line)
+    for cut in range(first, last + 1):
+        pairs = [(line[:cut], line[cut:])]
+        if line[cut] == " ":
+            pairs.append((line[:cut], line[cut + 1:]))
+        for head, tail in pairs:
+            evs = [e for e in parse([head, tail]) if e.kind == "backoff"]
+            assert [(e.line_no, e.scale_before, e.scale_after) for e in evs] == [
+                (1, whole.scale_before, whole.scale_after)], (head, tail)
+            assert evs[0].text == head + tail or evs[0].text == head + " " + tail
+
+
+def test_wrap_is_only_taken_when_the_next_line_completes_the_record():
+    head = ("[2023-02-21 22:12:48,690] [INFO] [stage_1_and_2.py:1762:step] [deepspeed] OVERFLOW! "
+            "Rank 0 Skipping step. Attempted loss sc")
+    evs = list(parse([head, "{'loss': 1.25, 'grad_norm': 0.5}"]))
+    assert [(e.line_no, e.kind) for e in evs] == [(1, "skip"), (2, "loss")]
+    # a blank line between: not a wrap; and a head at the very end is read on its own
+    assert [e.kind for e in parse([head, "", "ale: 4096.0, reducing to 2048.0"])] == ["skip"]
+    assert [e.kind for e in parse([head])] == ["skip"]
+    # a complete line that ends in a number is never joined with the next one
+    done = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4096, reducing to 20"
+    evs = list(parse([done, "48"]))
+    assert [(e.kind, e.scale_after) for e in evs] == [("backoff", 20.0)]
+
+
+def _wrapped_ds_log(n: int) -> list[str]:
+    out = []
+    scale = 65536
+    for i in range(n):
+        out.append(f"[losses/total_loss: {0.5 - i / (4 * n):.2f}]:  2%| | {i}/{n} [00:00<00:00]")
+        if i % 97 == 0 or i > n - 6:
+            out.append(f"[2023-02-21 22:12:48,690] [INFO] [stage_1_and_2.py:1762:step] [deepspeed]"
+                       f" OVERFLOW! Rank 0 Skipping step. Attempted loss sc")
+            out.append(f"ale: {scale:.1f}, reducing to {scale / 2:.1f}")
+            scale = scale // 2 if i > n - 6 else scale
+    return out
+
+
+def test_scan_joins_wrapped_records_like_parse(monkeypatch, tmp_path):
+    from fampnb import _logscan
+    from fampnb.diagnose import diagnose
+
+    monkeypatch.setattr(_logscan, "BLOCK", 8 << 10)
+    monkeypatch.setattr(_logscan, "SAMPLE", 200)
+    monkeypatch.setattr(_logscan, "EDGE", 1 << 10)
+    data = ("\n".join(_wrapped_ds_log(6000)) + "\n").encode()
+    def backoffs(evs):
+        return [(e.line_no, e.scale_before, e.scale_after) for e in evs if e.kind == "backoff"]
+    full = list(parse(io.BytesIO(data)))
+    assert len(backoffs(full)) == 67
+    assert backoffs(logs.scan(io.BytesIO(data))) == backoffs(full)
+    p = tmp_path / "wrapped.log"
+    p.write_bytes(data)
+    monkeypatch.setattr(_logscan, "PARALLEL_BYTES", 1)
+    assert backoffs(logs.scan(p, workers=3)) == backoffs(full)
+    assert diagnose(logs.scan(p, workers=3)).to_dict()["verdict"] == diagnose(iter(full)).verdict
 
 
 def test_key_value_tables_are_one_record():

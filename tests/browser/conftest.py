@@ -117,6 +117,14 @@ def open_notebook(lab_server: LabServer, lab_page: LabPage) -> Callable[[str], N
     return _open
 
 
+@pytest.fixture(scope="module")
+def nb(open_notebook: Callable[[str], NotebookPage], request: pytest.FixtureRequest):
+    """The test module's notebook (its ``NOTEBOOK`` name), opened and run; closed afterwards."""
+    page = open_notebook(request.module.NOTEBOOK)
+    yield page
+    page.close()
+
+
 @pytest.fixture(scope="session")
 def save_screenshot(request: pytest.FixtureRequest) -> Callable[[NotebookPage, object, str], bool]:
     """``save_screenshot(nb, locator, stem)``: docs/img/<stem>.png, with --update-screenshots."""

@@ -12,13 +12,6 @@ NOTEBOOK = "00-start-here.ipynb"
 STEM = NOTEBOOK.removesuffix(".ipynb")
 
 
-@pytest.fixture(scope="module")
-def nb(open_notebook):
-    page = open_notebook(NOTEBOOK)
-    yield page
-    page.close()
-
-
 def test_runs_clean(nb, save_screenshot):
     rows = seed.experiment_2()
     shown = nb.root.locator(".jp-OutputArea-output", has_text=f"row 5 = {rows[4].scale}")

@@ -19,13 +19,6 @@ ARGS = {"value": 65510.0, "fmt": "fp16"}
 
 
 @pytest.fixture(scope="module")
-def nb(open_notebook):
-    page = open_notebook(NOTEBOOK)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
 def bits(nb):
     from fampnb.widgets import make_bit_explorer
 

@@ -18,13 +18,6 @@ ARGS = {"g_max": 3.2e4, "scale": 65536.0, "g_min": 1e-3}
 
 
 @pytest.fixture(scope="module")
-def nb(open_notebook):
-    page = open_notebook(NOTEBOOK)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
 def th(nb):
     from fampnb.widgets import make_threshold_explorer
 

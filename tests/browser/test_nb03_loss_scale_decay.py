@@ -18,13 +18,6 @@ QUESTION_ARGS = {"row": 5}
 
 
 @pytest.fixture(scope="module")
-def nb(open_notebook):
-    page = open_notebook(NOTEBOOK)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
 def decay(nb):
     from fampnb.widgets import make_scale_decay
 

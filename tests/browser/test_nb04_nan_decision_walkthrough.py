@@ -15,13 +15,6 @@ ARGS: dict = {}
 
 
 @pytest.fixture(scope="module")
-def nb(open_notebook):
-    page = open_notebook(NOTEBOOK)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
 def walk(nb):
     from fampnb.widgets import make_walkthrough
 

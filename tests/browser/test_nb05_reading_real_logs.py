@@ -15,13 +15,6 @@ ARGS = {"sample": "deepspeed_Chinese-LLaMA-Alpaca_534.log"}
 
 
 @pytest.fixture(scope="module")
-def nb(open_notebook):
-    page = open_notebook(NOTEBOOK)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
 def reader(nb):
     from fampnb.widgets import make_log_reader
 

@@ -10,13 +10,6 @@ NOTEBOOK = "06-gpu-probe.ipynb"
 STEM = NOTEBOOK.removesuffix(".ipynb")
 
 
-@pytest.fixture(scope="module")
-def nb(open_notebook):
-    page = open_notebook(NOTEBOOK)
-    yield page
-    page.close()
-
-
 def test_runs_clean(nb, save_screenshot):
     from fampnb import formats
 

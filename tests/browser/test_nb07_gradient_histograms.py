@@ -15,13 +15,6 @@ ARGS = {"scale": 1.0}
 
 
 @pytest.fixture(scope="module")
-def nb(open_notebook):
-    page = open_notebook(NOTEBOOK)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
 def hist(nb):
     """The notebook's own ``hist`` (computed in its kernel, on its device), copied exactly."""
     import ast
