@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fampnb.diagnose import diagnose
-from fampnb.logs import parse
+from fampnb.logs import _split_row, parse
 
 DATA = Path(__file__).parent / "data"
 FOLDERS = ("heldout", "heldout2")
@@ -24,32 +24,9 @@ COLUMNS = ("file", "source", "framework", "shows", "expected", "certainty", "def
 
 
 def _cells(line: str) -> list[str]:
-    """Split a Markdown table row into cells on the pipes that separate them: not an escaped
-    ``\\|`` and not a ``|`` inside a backtick code span (both stay in the cell, as ``|``)."""
-    body = line.strip()
-    body = body[1:] if body.startswith("|") else body
-    cells: list[str] = []
-    cur: list[str] = []
-    tick = False
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and body[i + 1:i + 2] == "|":
-            cur.append("|")
-            i += 2
-            continue
-        if ch == "`":
-            tick = not tick
-        if ch == "|" and not tick:
-            cells.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-        i += 1
-    rest = "".join(cur).strip()
-    if rest or not body.endswith("|"):
-        cells.append(rest)
-    return cells
+    """A Markdown table row's cells, split on the pipes that separate them (the package's own
+    splitter, which keeps an escaped ``\\|`` and a ``|`` inside a code span in the cell)."""
+    return [c.strip() for c in _split_row(line)]
 
 
 def test_cells_keep_pipes_inside_code_spans():

@@ -6,22 +6,7 @@ live in the submodules and are re-exported lazily: ``fampnb.plots.draw_timeline`
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_exports
 
 #: submodules searched, in order, for a public name
-_PARTS = ("formats", "scale", "timeline", "histogram", "common")
-
-
-def __getattr__(name: str) -> Any:
-    if not name.startswith("_"):
-        for part in _PARTS:
-            try:
-                mod = importlib.import_module(f".{part}", __name__)
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{__name__}.{part}":
-                    raise
-                continue
-            if name in getattr(mod, "__all__", ()):
-                return getattr(mod, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, ("formats", "scale", "timeline", "histogram", "common"))
