@@ -156,7 +156,7 @@ def synthetic_run(kind: str, style: str = "deepspeed", steps: int = 200, seed: i
     t = np.arange(n, dtype=np.float64)
     loss = (0.9 + 1.6 * np.exp(-t / (0.3 * n))) * _jitter(rng, n, 0.02)
     noise = _jitter(rng, n, 0.05)
-    thr = 0.75 * 65504.0
+    thr = 0.75 * FP16.max
     if kind in ("data", "no-scaler"):  # bf16/fp32: scale 1.0, no overflow check, no skips
         policy: Policy = StaticScaler(1.0)
         g = 0.5 * noise
@@ -174,7 +174,7 @@ def synthetic_run(kind: str, style: str = "deepspeed", steps: int = 200, seed: i
         g = thr / settle * noise * 0.95
         return simulate(policy, g, fmt=FP16), loss
     # overflow: settled run, then a gradient blow-up that outruns the halving, then NaN
-    g = 0.3 * 65504.0 / start * noise
+    g = 0.3 * FP16.max / start * noise
     k0 = int(0.6 * n)
     m = max(12, 3 * int(log_interval))  # the blow-up lasts a few records before the loss is NaN
     ramp = np.arange(1, m + 1, dtype=np.float64)[: max(0, min(m, n - k0))]
