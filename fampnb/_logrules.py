@@ -80,11 +80,40 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, bool], ...] = (
 _EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
 
 
+def _search_at(rx: re.Pattern[str], text: str, word: str) -> re.Match[str] | None:
+    """``rx.search(text)`` for a pattern whose every match starts with ``word`` (after a
+    zero-width ``\\b``): tried only where ``word`` occurs (a failed search over a long line
+    costs more than a few ``find`` calls)."""
+    i = text.find(word)
+    while i >= 0:
+        m = rx.match(text, i)
+        if m:
+            return m
+        i = text.find(word, i + 1)
+    return None
+
+
+def _search_count(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``rx.search(text)`` for the ``N/M [`` rule, tried at each ``/`` (the match starts at the
+    separator before the digits, or at the start of the line)."""
+    i = text.find("/")
+    while i >= 0:
+        j = i
+        while j and text[j - 1].isdecimal():
+            j -= 1
+        if j < i:
+            m = rx.match(text, j - 1 if j else 0)
+            if m:
+                return m
+        i = text.find("/", i + 1)
+    return None
+
+
 def _step(text: str) -> tuple[int | None, int | None]:
     for word, rx, g_step, g_total, by_epoch in _STEP_RULES:
         if word not in text:
             continue
-        m = rx.search(text)
+        m = _search_count(rx, text) if word == "/" else _search_at(rx, text, word)
         if m:
             step = int(m.group(g_step)[:12])
             total = int(m.group(g_total)[:12]) if g_total and m.group(g_total) else None

@@ -32,12 +32,15 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from itertools import compress, count
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from fampnb._logrules import Event, LineState, finish, parse_segment
 from fampnb._logwrap import wrap_head
+
+if TYPE_CHECKING:   # the rules are imported where lines are parsed: workers only pick
+    from fampnb._logrules import Event, LineState
 
 BLOCK = 2 << 20
 EDGE = 64 << 10
@@ -120,7 +123,7 @@ class Picker:
         self.pick_first = False
         wrapped = templates & self.heads
         if wrapped:
-            for i in compress(count(), map(wrapped.__contains__, lines)):
+            for i in _indexes(lines, wrapped):
                 pick.add(i)
                 pick.add(i + 1)
             self.pick_first = lines[-1] in wrapped
@@ -137,7 +140,7 @@ class Picker:
                         break
         rare = {t for t in templates if cls[t] == _R}
         if rare:
-            hits = list(compress(count(), map(rare.__contains__, lines)))   # all in C
+            hits = _indexes(lines, rare)
             if len(hits) > 2 * RARE_CAP:
                 hits = self._cap(lines, hits)
             pick.update(hits)
@@ -251,6 +254,24 @@ class Picker:
         pick.update(bisect_right(offs, h) - 1 for h in hits)
 
 
+def _indexes(lines: list[bytes], templates: set[bytes]) -> list[int]:
+    """The indexes of the lines in ``templates``, in order, found in C: ``list.index`` per
+    template for a few templates, one membership pass for many."""
+    if len(templates) > 4:
+        return list(compress(count(), map(templates.__contains__, lines)))
+    out: list[int] = []
+    for t in templates:
+        i = -1
+        try:
+            while True:
+                i = lines.index(t, i + 1)
+                out.append(i)
+        except ValueError:
+            pass
+    out.sort()
+    return out
+
+
 def _blocks(fh: IO[Any], limit: int | None = None) -> Iterator[bytes]:
     """Blocks of complete lines (a line longer than 4 blocks is handed on in pieces)."""
     carry = b""
@@ -277,11 +298,39 @@ def _blocks(fh: IO[Any], limit: int | None = None) -> Iterator[bytes]:
         yield buf[:cut]
 
 
-def _pick_stream(fh: IO[Any], limit: int | None, head: bool, tail: bool,
-                 pk: Picker) -> Iterator[Pick]:
+def _mapped_blocks(path: str, start: int, end: int,
+                   progress: Callable[[int, int], None] | None = None) -> Iterator[bytes]:
+    """``_blocks`` of ``path[start:end]`` through a memory map (no read buffers to join);
+    ``progress(done, end)`` after each block."""
+    import mmap
+
+    if end <= start:
+        if progress:
+            progress(end, end)
+        return
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        pos, edge = start, start     # blocks end at the last newline before start + k*BLOCK
+        while pos < end:
+            for _ in range(4):
+                edge = min(end, edge + BLOCK)
+                cut = mm.rfind(b"\n", pos, edge) + 1
+                if cut or edge == end:
+                    break
+            yield mm[pos:cut or edge]
+            pos = cut or edge
+            if progress:
+                progress(pos, end)
+
+
+def _pick_stream(source: IO[Any] | tuple[Any, ...], limit: int | None, head: bool,
+                 tail: bool, pk: Picker) -> Iterator[Pick]:
+    """Picked lines of a file object (``limit`` bytes at most), or of ``(path, start, end)``
+    (and a progress callback) through a memory map."""
     prev: bytes | None = None
     first = True
-    for buf in _blocks(fh, limit):
+    blocks = (_mapped_blocks(*source) if isinstance(source, tuple)
+              else _blocks(source, limit))
+    for buf in blocks:
         if prev is not None:
             yield from pk.block(prev, head=head and first, tail=False, first=first and not head)
             first = False
@@ -293,13 +342,13 @@ def _pick_stream(fh: IO[Any], limit: int | None, head: bool, tail: bool,
 def _pick_range(path: str, start: int, end: int, head: bool, tail: bool) -> tuple[int, list[Pick]]:
     """Worker: (lines in the range, picked lines) of ``path[start:end]``."""
     pk = Picker()
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        picks = list(_pick_stream(fh, end - start, head, tail, pk))
+    picks = list(_pick_stream((path, start, end), None, head, tail, pk))
     return pk.lines_done, picks
 
 
 def _parse_picks(picks: Iterator[Pick], base: int, state: LineState) -> Iterator[Event]:
+    from fampnb._logrules import parse_segment
+
     for idx, raw in picks:
         if raw.endswith(b"\r"):
             raw = raw[:-1]
@@ -330,25 +379,35 @@ def _workers() -> int:
     return max(1, min(4, cpus))
 
 
-def _scan_parallel(path: str, size: int, workers: int,
-                   progress: Callable[[int, int], None] | None) -> Iterator[Event]:
+def _start_parallel(path: str, size: int, workers: int,
+                    progress: Callable[[int, int], None] | None) -> Iterator[Event]:
+    """Submit the byte ranges of ``path`` to ``workers`` forked processes now; the returned
+    iterator parses their picks in order as they arrive (the caller imports and sets up the
+    rest of its work meanwhile)."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    parts = workers * 4 if progress else workers
+    parts = workers * 4      # the parent parses range k while the workers read on
     points = _split_points(path, size, parts)
     ranges = [(points[k], points[k + 1]) for k in range(parts) if points[k] < points[k + 1]]
-    state, base = LineState(), 0
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-        futures = [pool.submit(_pick_range, path, a, b, k == 0, k == len(ranges) - 1)
-                   for k, (a, b) in enumerate(ranges)]
-        for fut, (_, end) in zip(futures, ranges):
-            n_lines, picks = fut.result()
-            yield from _parse_picks(iter(picks), base, state)
-            base += n_lines
-            if progress:
-                progress(end, size)
-    yield from finish(state)
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
+    futures = [pool.submit(_pick_range, path, a, b, k == 0, k == len(ranges) - 1)
+               for k, (a, b) in enumerate(ranges)]
+
+    def events() -> Iterator[Event]:
+        from fampnb._logrules import LineState, finish
+
+        state, base = LineState(), 0
+        with pool:
+            for fut, (_, end) in zip(futures, ranges):
+                n_lines, picks = fut.result()
+                yield from _parse_picks(iter(picks), base, state)
+                base += n_lines
+                if progress:
+                    progress(end, size)
+        yield from finish(state)
+
+    return events()
 
 
 def scan(source: str | os.PathLike[str] | IO[Any], workers: int = 1,
@@ -359,24 +418,37 @@ def scan(source: str | os.PathLike[str] | IO[Any], workers: int = 1,
     default, right for notebooks and threaded programs) reads in this process, 0 means the CPUs
     available (at most 4; the doctor CLI uses it).  Gzip files and streams are read in-process.
     ``progress(done, total)`` is called with bytes read (of the file on disk) as reading goes.
+    A path is looked at now (``OSError`` here, not at the first event) and, for the parallel
+    pre-scan, the workers start now.
     """
-    if isinstance(source, (str, os.PathLike)):
-        from fampnb.logs import open_binary
+    if not isinstance(source, (str, os.PathLike)):
+        return _scan_stream(source)
+    path = os.fspath(source)
+    info = os.stat(path)
+    plain = False
+    if stat.S_ISREG(info.st_mode):          # (a pipe is read once, as a stream)
+        with open(path, "rb") as fh:
+            plain = fh.read(2) != b"\x1f\x8b"
+    n = _workers() if workers == 0 else max(1, workers)
+    if plain and n > 1 and info.st_size >= PARALLEL_BYTES and _can_fork():
+        return _start_parallel(path, info.st_size, n, progress)
+    return _scan_path(path, plain, info.st_size, progress)
 
-        path = os.fspath(source)
-        with open_binary(path) as fh:
-            plain = not hasattr(fh, "fileobj")
-            size = os.path.getsize(path) if plain else 0
-            n = _workers() if workers == 0 else max(1, workers)
-            if plain and n > 1 and size >= PARALLEL_BYTES and _can_fork():
-                fh.close()
-                yield from _scan_parallel(path, size, n, progress)
-                return
-            raw = getattr(fh, "fileobj", fh)
-            total = os.path.getsize(path)
-            yield from _scan_stream(_Counting(fh, raw, total, progress) if progress else fh)
-    else:
-        yield from _scan_stream(source)
+
+def _scan_path(path: str, plain: bool, size: int,
+               progress: Callable[[int, int], None] | None) -> Iterator[Event]:
+    from fampnb._logrules import LineState, finish
+    from fampnb.logs import open_binary
+
+    if plain:                               # a regular uncompressed file: memory-mapped
+        state = LineState()
+        yield from _parse_picks(_pick_stream((path, 0, size, progress), None, True, True,
+                                             Picker()), 0, state)
+        yield from finish(state)
+        return
+    with open_binary(path) as fh:
+        raw = getattr(fh, "fileobj", fh)
+        yield from _scan_stream(_Counting(fh, raw, size, progress) if progress else fh)
 
 
 class _Counting:
@@ -404,6 +476,8 @@ def _can_fork() -> bool:
 
 
 def _scan_stream(fh: IO[Any]) -> Iterator[Event]:
+    from fampnb._logrules import LineState, finish
+
     state = LineState()
     yield from _parse_picks(_pick_stream(fh, None, True, True, Picker()), 0, state)
     yield from finish(state)

@@ -13,6 +13,7 @@ lines on their own, as if nothing had been tried.  Wordings: ``reference/loss-sc
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from fampnb._logevent import NUM
 
@@ -73,16 +74,22 @@ def _full_rx(anchor: str, rest: str) -> re.Pattern[str]:
     return re.compile(re.escape(anchor) + "".join(_tokens(rest)))
 
 
-#: anchor -> the prefix patterns of its wordings (one ``rfind`` per anchor and line)
-_HEADS: dict[str, tuple[re.Pattern[str], ...]] = {}
-for _a, _r in WORDINGS:
-    _HEADS[_a] = _HEADS.get(_a, ()) + (_prefix_rx(_r),)
-_FULL = tuple(_full_rx(a, r) for a, r in WORDINGS)
+@lru_cache(maxsize=None)
+def _patterns() -> tuple[dict[str, tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]],
+                         re.Pattern[str], tuple[re.Pattern[str], ...]]:
+    """Compiled on first use (most logs never need them; compiling costs more than a small log's
+    reading): anchor -> (its wordings' full patterns, their prefix patterns), the anchor search,
+    and every full pattern."""
+    heads: dict[str, tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]] = {}
+    for a, r in WORDINGS:
+        full, prefix = heads.get(a, ((), ()))
+        heads[a] = (full + (_full_rx(a, r),), prefix + (_prefix_rx(r),))
+    anchor = re.compile("|".join(re.escape(a) for a in heads))
+    return heads, anchor, tuple(_full_rx(a, r) for a, r in WORDINGS)
 
 
 #: a head's anchor lies within this many characters of the line's end (one search, then the rest)
 TAIL = 256
-_ANCHOR = re.compile("|".join(re.escape(a) for a in _HEADS))
 #: the characters a head can end with: those of the wordings, and of the numbers in them
 _LAST = frozenset("".join(a + r for a, r in WORDINGS).replace("#", "") + "0123456789.e+-naifty")
 
@@ -93,15 +100,17 @@ def wrap_head(low: str) -> bool:
     if not last or last not in _LAST:
         return False                # ``}``, ``]``, ``|``...: no wording ends a head with these
     start = max(0, len(low) - TAIL)
-    if _ANCHOR.search(low, start) is None:
+    heads, anchors, _ = _patterns()
+    if anchors.search(low, start) is None:
         return False
-    for anchor, rxs in _HEADS.items():
+    for anchor, (full, prefix) in heads.items():
         i = low.rfind(anchor, start)
-        if i >= 0:
-            i += len(anchor)
-            for rx in rxs:
-                if rx.fullmatch(low, i):
-                    return True
+        if i < 0 or any(rx.match(low, i) for rx in full):
+            continue                # absent, or a complete record: nothing is cut there
+        i += len(anchor)
+        for rx in prefix:
+            if rx.fullmatch(low, i):
+                return True
     return False
 
 
@@ -113,7 +122,7 @@ def join(head: str, nxt: str) -> str | None:
         text = head + sep + nxt
         low = text.lower()
         cut = len((head + sep).lower())
-        for rx in _FULL:
+        for rx in _patterns()[2]:
             for m in rx.finditer(low):
                 if m.start() < cut < m.end():
                     return text

@@ -48,8 +48,7 @@ def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
     """
     fh = open(path, "rb")  # noqa: SIM115 - returned to the caller
     try:
-        magic = fh.read(2)
-        fh.seek(0)
+        magic = fh.peek(2)[:2]          # not read: a pipe cannot seek back
     except OSError:
         fh.close()
         raise

@@ -19,8 +19,10 @@ import math
 import os
 import sys
 import zlib
+from typing import TYPE_CHECKING
 
-from fampnb.diagnose import PRECISIONS, Diagnosis, diagnose
+if TYPE_CHECKING:   # imported when used: a big log's reading starts before the rules load
+    from fampnb.diagnose import Diagnosis
 
 __all__ = ["doctor_main", "render_report", "evidence_text", "sparkline", "USAGE"]
 
@@ -118,15 +120,19 @@ class _Progress:
 
 
 def _diagnose_file(name: str, precision: str | None) -> Diagnosis:
-    from fampnb.logs import scan
+    from fampnb._logscan import scan
 
     if name == "-":
-        return diagnose(scan(sys.stdin.buffer), precision=precision)
-    if os.path.isdir(name):
-        raise IsADirectoryError(21, "is a directory")
-    big = os.path.getsize(name) > PROGRESS_BYTES
-    progress = _Progress(os.path.basename(name)) if big else None
-    return diagnose(scan(name, workers=0, progress=progress), precision=precision)
+        events = scan(sys.stdin.buffer)
+    else:
+        if os.path.isdir(name):
+            raise IsADirectoryError(21, "is a directory")
+        big = os.path.getsize(name) > PROGRESS_BYTES
+        progress = _Progress(os.path.basename(name)) if big else None
+        events = scan(name, workers=0, progress=progress)   # workers start reading now
+    from fampnb.diagnose import diagnose
+
+    return diagnose(events, precision=precision)
 
 
 def _why(exc: BaseException) -> str:
@@ -154,6 +160,8 @@ def doctor_main(argv: list[str]) -> int:
             return 0
         elif arg == "--precision" or arg.startswith("--precision="):
             value = arg.split("=", 1)[1] if "=" in arg else next(it, "")
+            from fampnb.diagnose import PRECISIONS
+
             if value.lower() not in PRECISIONS:
                 print(f"fampnb doctor: --precision must be one of {', '.join(PRECISIONS)}; "
                       f"{USAGE}", file=sys.stderr)

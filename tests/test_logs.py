@@ -473,11 +473,44 @@ def test_scan_verdict_equals_parse_on_long_logs(lines, monkeypatch, tmp_path):
         full.verdict, full.first_nan_line, full.backoffs, full.final_scale)
     p = tmp_path / "run.log"
     p.write_bytes(data)
+    mapped = diagnose(logs.scan(p))    # one process, memory-mapped blocks
+    assert mapped.to_dict() == fast.to_dict()
     monkeypatch.setattr(_logscan, "PARALLEL_BYTES", 1)
     par = diagnose(logs.scan(p, workers=2))
     assert (par.verdict, par.first_nan_line, par.final_scale) == (
         full.verdict, full.first_nan_line, full.final_scale)
     assert {e.line_no for e in par.evidence} <= {e.line_no for e in parse(io.BytesIO(data))}
+
+
+def test_scan_paths_opened_at_call_time_progress_and_pipes(tmp_path, monkeypatch):
+    """A missing path fails when ``scan`` is called (the doctor's workers start then); a big
+    file reports progress up to its size; a named pipe is read once, as a stream."""
+    import os
+    import threading
+
+    from fampnb import _logscan
+
+    with pytest.raises(FileNotFoundError):
+        logs.scan(tmp_path / "missing.log")
+    data = ("\n".join(_hf_log(3000, nan_at=2000)) + "\n").encode()
+    p = tmp_path / "run.log"
+    p.write_bytes(data)
+    monkeypatch.setattr(_logscan, "BLOCK", 16 << 10)
+    seen: list[tuple[int, int]] = []
+    evs = list(logs.scan(p, progress=lambda done, total: seen.append((done, total))))
+    assert key(evs) == key(logs.scan(io.BytesIO(data)))
+    assert len(seen) > 3 and seen[-1] == (len(data), len(data))
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    if not hasattr(os, "mkfifo"):
+        return
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(data,))
+    writer.start()
+    try:
+        assert key(logs.scan(fifo)) == key(evs)
+    finally:
+        writer.join(10)
 
 
 # ---- wordings and metric styles added for the held-out generalisation -------------------------
