@@ -13,7 +13,6 @@ import re
 
 from fampnb._logevent import KINDS, MAX_TEXT, Event, LineState, _c, _f, jsonable
 from fampnb._logevent import NUM as _NUM
-from fampnb._logrecords import framework_of as _framework
 from fampnb._logrecords import kv_values as _kv_values
 from fampnb._logrecords import log2_scale as _log2_scale
 from fampnb._logrecords import records as _records

@@ -116,7 +116,7 @@ class Picker:
             return []
         templates = set(lines)
         self._classify(templates)
-        cls, size = self.cls, len(buf)
+        cls = self.cls
         pick: set[int] = set()
         if self.pick_first or first:
             pick.add(0)

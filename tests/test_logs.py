@@ -677,8 +677,8 @@ def _wrapped_ds_log(n: int) -> list[str]:
     for i in range(n):
         out.append(f"[losses/total_loss: {0.5 - i / (4 * n):.2f}]:  2%| | {i}/{n} [00:00<00:00]")
         if i % 97 == 0 or i > n - 6:
-            out.append(f"[2023-02-21 22:12:48,690] [INFO] [stage_1_and_2.py:1762:step] [deepspeed]"
-                       f" OVERFLOW! Rank 0 Skipping step. Attempted loss sc")
+            out.append("[2023-02-21 22:12:48,690] [INFO] [stage_1_and_2.py:1762:step] [deepspeed]"
+                       " OVERFLOW! Rank 0 Skipping step. Attempted loss sc")
             out.append(f"ale: {scale:.1f}, reducing to {scale / 2:.1f}")
             scale = scale // 2 if i > n - 6 else scale
     return out
