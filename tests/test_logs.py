@@ -460,12 +460,12 @@ def _ds_cascade_log(n: int, at: int, depth: int) -> list[str]:
         "ds-cascade-recovers", "ds-cascade-at-the-end", "megatron-collapse", "megatron-bf16-nan",
         "megatron-healthy"])
 def test_scan_verdict_equals_parse_on_long_logs(lines, monkeypatch, tmp_path):
-    from fampnb import _logscan
+    from fampnb import _logpick, _logscan
     from fampnb.diagnose import diagnose
 
     monkeypatch.setattr(_logscan, "BLOCK", 64 << 10)
-    monkeypatch.setattr(_logscan, "SAMPLE", 200)
-    monkeypatch.setattr(_logscan, "EDGE", 4 << 10)
+    monkeypatch.setattr(_logpick, "SAMPLE", 200)
+    monkeypatch.setattr(_logpick, "EDGE", 4 << 10)
     data = ("\n".join(lines) + "\n").encode()
     full = diagnose(parse(io.BytesIO(data)))
     fast = diagnose(logs.scan(io.BytesIO(data)))
@@ -488,7 +488,7 @@ def test_scan_paths_opened_at_call_time_progress_and_pipes(tmp_path, monkeypatch
     import os
     import threading
 
-    from fampnb import _logscan
+    from fampnb import _logpick, _logscan
 
     with pytest.raises(FileNotFoundError):
         logs.scan(tmp_path / "missing.log")
@@ -685,12 +685,12 @@ def _wrapped_ds_log(n: int) -> list[str]:
 
 
 def test_scan_joins_wrapped_records_like_parse(monkeypatch, tmp_path):
-    from fampnb import _logscan
+    from fampnb import _logpick, _logscan
     from fampnb.diagnose import diagnose
 
     monkeypatch.setattr(_logscan, "BLOCK", 8 << 10)
-    monkeypatch.setattr(_logscan, "SAMPLE", 200)
-    monkeypatch.setattr(_logscan, "EDGE", 1 << 10)
+    monkeypatch.setattr(_logpick, "SAMPLE", 200)
+    monkeypatch.setattr(_logpick, "EDGE", 1 << 10)
     data = ("\n".join(_wrapped_ds_log(6000)) + "\n").encode()
     def backoffs(evs):
         return [(e.line_no, e.scale_before, e.scale_after) for e in evs if e.kind == "backoff"]
@@ -724,12 +724,12 @@ def test_key_value_tables_are_one_record():
 
 
 def test_scan_reads_the_new_wordings_like_parse(monkeypatch):
-    from fampnb import _logscan
+    from fampnb import _logpick, _logscan
     from fampnb.diagnose import diagnose
 
     monkeypatch.setattr(_logscan, "BLOCK", 64 << 10)
-    monkeypatch.setattr(_logscan, "SAMPLE", 200)
-    monkeypatch.setattr(_logscan, "EDGE", 4 << 10)
+    monkeypatch.setattr(_logpick, "SAMPLE", 200)
+    monkeypatch.setattr(_logpick, "EDGE", 4 << 10)
     lines: list[str] = []
     lg = 16.0
     for i in range(1, 6001):
