@@ -1,6 +1,6 @@
 """The doctor's fast reader: find the rare decisive lines at C speed, parse only those.
 
-``scan(source)`` reads 2 MiB blocks of complete lines (a regular file through a memory map) and
+``scan(source)`` reads 2 MiB blocks of complete lines (a regular file by offset, ``os.pread``) and
 hands each to a ``fampnb._logpick.Picker``, which chooses the few lines that can change a verdict
 (rare templates, the records around them, a sample of the rest: see there); only those are
 parsed, with the same rules and line numbers as ``parse``.
@@ -56,37 +56,50 @@ def _blocks(fh: IO[Any], limit: int | None = None) -> Iterator[bytes]:
         yield buf[:cut]
 
 
-def _mapped_blocks(path: str, start: int, end: int,
-                   progress: Callable[[int, int], None] | None = None) -> Iterator[bytes]:
-    """``_blocks`` of ``path[start:end]`` through a memory map (no read buffers to join);
-    ``progress(done, end)`` after each block."""
-    import mmap
-
+def _file_blocks(path: str, start: int, end: int,
+                 progress: Callable[[int, int], None] | None = None) -> Iterator[bytes]:
+    """``_blocks`` of ``path[start:end]``, each read at its offset (``os.pread``: no read buffers
+    to join, and a file truncated meanwhile just ends early); ``progress(done, end)`` after each
+    block."""
     if end <= start:
         if progress:
             progress(end, end)
         return
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        pos, edge = start, start     # blocks end at the last newline before start + k*BLOCK
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        pos = start                   # blocks end at the last newline before start + k*BLOCK
+        edge = start
         while pos < end:
             for _ in range(4):
                 edge = min(end, edge + BLOCK)
-                cut = mm.rfind(b"\n", pos, edge) + 1
-                if cut or edge == end:
+                data = _pread(fd, edge - pos, pos)
+                cut = data.rfind(b"\n") + 1
+                if cut or edge == end or len(data) < edge - pos:
                     break
-            yield mm[pos:cut or edge]
-            pos = cut or edge
+            if not data:
+                break
+            yield data[:cut] if cut else data
+            pos += cut or len(data)
             if progress:
                 progress(pos, end)
+    finally:
+        os.close(fd)
+
+
+def _pread(fd: int, n: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, n, offset)
+    os.lseek(fd, offset, os.SEEK_SET)     # (Windows)
+    return os.read(fd, n)
 
 
 def _pick_stream(source: IO[Any] | tuple[Any, ...], limit: int | None, head: bool,
                  tail: bool, pk: Picker) -> Iterator[Pick]:
     """Picked lines of a file object (``limit`` bytes at most), or of ``(path, start, end)``
-    (and a progress callback) through a memory map."""
+    (and a progress callback) read by offset."""
     prev: bytes | None = None
     first = True
-    blocks = (_mapped_blocks(*source) if isinstance(source, tuple)
+    blocks = (_file_blocks(*source) if isinstance(source, tuple)
               else _blocks(source, limit))
     for buf in blocks:
         if prev is not None:
@@ -156,13 +169,15 @@ def _start_parallel(path: str, size: int, workers: int,
         from fampnb._logrules import LineState, finish
 
         state, base = LineState(), 0
-        with pool:
+        try:
             for fut, (_, end) in zip(futures, ranges):
                 n_lines, picks = fut.result()
                 yield from _parse_picks(iter(picks), base, state)
                 base += n_lines
                 if progress:
                     progress(end, size)
+        finally:            # (also when the caller stops early: ranges not begun are dropped)
+            pool.shutdown(wait=True, cancel_futures=True)
         yield from finish(state)
 
     return events()
@@ -198,7 +213,7 @@ def _scan_path(path: str, plain: bool, size: int,
     from fampnb._logrules import LineState, finish
     from fampnb.logs import open_binary
 
-    if plain:                               # a regular uncompressed file: memory-mapped
+    if plain:                               # a regular uncompressed file: read by offset
         state = LineState()
         yield from _parse_picks(_pick_stream((path, 0, size, progress), None, True, True,
                                              Picker()), 0, state)
