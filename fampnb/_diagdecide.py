@@ -268,6 +268,7 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         first_nan_step=first_bad.step if first_bad else None,
         first_nan_line=first_bad.line_no if first_bad else None,
         backoffs=acc.backoffs, min_scale=acc.min_scale, final_scale=acc.final_scale,
+        min_scale_log2=acc.min_log2, final_scale_log2=acc.final_log2,
         framework=fw, advice=advice, caveats=list(dict.fromkeys(caveats)), certainty=certainty,
         precision=precision, hysteresis=acc.hyst, growths=acc.growths, skips=acc.skips,
         events_read=acc.n, trajectory=acc.traj.points, losses=acc.loss_s.points,

@@ -101,6 +101,8 @@ class Accumulator:
         self.floor_last: Event | None = None
         self.final_log2: float | None = None
         self.min_scale: float | None = None
+        self.min_log2: float | None = None     # the printed log2 of min_scale, if any
+        self.min_key = math.inf
         self.final_scale: float | None = None
         self.obs_scale: float | None = None
         self.obs_values: set[float] = set()
@@ -216,7 +218,10 @@ class Accumulator:
 
     def _set_scale(self, scale: float, ev: Event, log2: float | None = None) -> None:
         self.final_scale, self.final_log2 = scale, log2
-        self.min_scale = scale if self.min_scale is None else min(self.min_scale, scale)
+        # (compared by log2 where the log prints one: scales below the float range all read 0.0)
+        key = log2 if log2 is not None else math.log2(scale) if scale > 0 else -math.inf
+        if self.min_scale is None or key < self.min_key:
+            self.min_scale, self.min_log2, self.min_key = scale, log2, key
         self.traj.add((ev.step, ev.line_no, scale))
 
     def _scaler(self, ev: Event, synthetic: bool = False) -> None:
@@ -254,6 +259,9 @@ class Accumulator:
             self.floor_attempts += 1
             self.floor_first = self.floor_first or ev
             self.floor_last = ev
+            if ev.kind == "hysteresis":   # ``reducing to 1`` from 1: a step skipped at the
+                self.skips += 1           # floor, not a hysteresis credit spent
+                return
         if ev.kind == "hysteresis":
             self.hyst += 1
             return

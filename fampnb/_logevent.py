@@ -18,7 +18,7 @@ MAX_TEXT = 400
 NUM = r"[-+]?(?:nan(?:\.0+)?|inf(?:inity)?(?:\.0+)?|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Event:
     """One record read from a log line.
 

@@ -74,7 +74,7 @@ def _megatron(text: str, st: LineState, ev: object) -> None:
 
 
 def _hf(text: str, st: LineState, ev: object) -> None:
-    vals = {k.lower(): _f(v) for k, v in _HF_FIELD.findall(text)}
+    vals = {k: _f(v) for k, v in _HF_FIELD.findall(text)}   # (text is lower-cased)
     loss = vals.get("loss", vals.get("train_loss", vals.get("eval_loss")))
     gnorm = vals.get("grad_norm")
     if loss is None and gnorm is None:

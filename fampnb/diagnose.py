@@ -55,7 +55,9 @@ class Diagnosis:
     ``verdict`` is one of ``VERDICTS``; ``reason`` one sentence; ``evidence`` the events (with line
     numbers) that decided it; ``first_nan_step``/``first_nan_line`` the first non-finite loss (or
     grad norm) record, ``None`` if none; ``backoffs`` the number of backoff records; ``min_scale``
-    / ``final_scale`` the smallest and last loss scale seen (``None`` if the log shows none);
+    / ``final_scale`` the smallest and last loss scale seen (``None`` if the log shows none), with
+    ``min_scale_log2`` / ``final_scale_log2`` their base-2 logarithms where the log prints the
+    scale as one (a scale below the float range reads 0.0 but keeps its size there);
     ``advice`` ordered, first switch first; ``caveats`` where the chain can mislead.  For plots:
     ``trajectory`` ``(step, line_no, scale)``, ``losses`` ``(step, loss)`` (thinned to at most a
     few thousand points), ``backoff_marks`` ``(step, line_no, scale_after)`` and ``nan_marks``
@@ -70,6 +72,8 @@ class Diagnosis:
     backoffs: int = 0
     min_scale: float | None = None
     final_scale: float | None = None
+    min_scale_log2: float | None = None
+    final_scale_log2: float | None = None
     framework: str = "unknown"
     advice: list[str] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)

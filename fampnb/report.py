@@ -53,9 +53,11 @@ def sparkline(values: list[float], width: int = 48, ascii_only: bool = False) ->
                    for x in logs)
 
 
-def _scale(x: float | None) -> str:
+def _scale(x: float | None, log2: float | None = None) -> str:
     if x is None:
-        return "-"
+        return "-" if log2 is None else f"2^{log2:.10g}"
+    if log2 is not None and (x == 0 or not math.isfinite(x)):
+        return f"2^{log2:.10g}"     # printed as a logarithm, beyond the float range
     if not math.isfinite(x):
         return str(x)
     if x > 0:
@@ -84,8 +86,8 @@ def render_report(d: Diagnosis, name: str, ascii_only: bool = False) -> str:
     nan = (f"step {d.first_nan_step} (line {d.first_nan_line})" if d.first_nan_line is not None
            else "none")
     out.append(f"first NaN: {nan}   backoffs: {d.backoffs}   hysteresis: {d.hysteresis}   "
-               f"other skips: {d.skips}   scale: min {_scale(d.min_scale)}, "
-               f"final {_scale(d.final_scale)}")
+               f"other skips: {d.skips}   scale: min {_scale(d.min_scale, d.min_scale_log2)}, "
+               f"final {_scale(d.final_scale, d.final_scale_log2)}")
     if d.trajectory:
         scales = [s for _, _, s in d.trajectory]
         out.append(f"scale:     {_scale(scales[0])} {sparkline(scales, ascii_only=ascii_only)} "

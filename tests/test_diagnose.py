@@ -390,6 +390,8 @@ def test_overflow_records_at_the_floor_mean_the_scaler_is_stuck(value):
     assert d.verdict == "overflow" and "stuck at its floor" in d.reason, d.reason
     assert ("printed as an integer" in d.reason) == (value == "0")
     assert d.evidence and d.evidence[0].line_no == 1
+    # steps skipped at the floor are skips in the counters, not hysteresis credits spent
+    assert d.hysteresis == 0 and d.skips + d.backoffs == 3
     # once is not "repeating": a single record at the floor decides nothing by itself
     assert "stuck" not in lines_diag(lines[:1]).reason
 

@@ -153,3 +153,8 @@ def test_report_names_log2_scales_below_the_float_range():
     lines += [f"Found NaN, decreased lg_loss_scale to {-16001.25 - k:.3f}" for k in range(5)]
     text = render_report(diagnose(logs.parse(lines)), "lg", ascii_only=True)
     assert "2^-16000 -> 2^-16005.25 in 5 backoff records" in text and "0 -> 0" not in text
+    # the counters line too: the smallest and the last scale by their printed logarithms
+    assert "scale: min 2^-16005.25, final 2^-16005.25" in text, text
+    d = diagnose(logs.parse(lines))
+    assert (d.min_scale, d.min_scale_log2) == (0.0, -16005.25) == (d.final_scale, d.final_scale_log2)
+    assert json.loads(json.dumps(d.to_dict()))["min_scale_log2"] == -16005.25
