@@ -75,17 +75,22 @@ def _full_rx(anchor: str, rest: str) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=None)
-def _patterns() -> tuple[dict[str, tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]],
-                         re.Pattern[str], tuple[re.Pattern[str], ...]]:
-    """Compiled on first use (most logs never need them; compiling costs more than a small log's
-    reading): anchor -> (its wordings' full patterns, their prefix patterns), the anchor search,
-    and every full pattern."""
-    heads: dict[str, tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]] = {}
+def _patterns() -> tuple[dict[str, tuple[re.Pattern[str], ...]], re.Pattern[str],
+                         tuple[re.Pattern[str], ...]]:
+    """Compiled on first use (compiling costs more than a small log's reading): anchor -> its
+    wordings' full patterns, the anchor search, and every full pattern."""
+    full: dict[str, tuple[re.Pattern[str], ...]] = {}
     for a, r in WORDINGS:
-        full, prefix = heads.get(a, ((), ()))
-        heads[a] = (full + (_full_rx(a, r),), prefix + (_prefix_rx(r),))
-    anchor = re.compile("|".join(re.escape(a) for a in heads))
-    return heads, anchor, tuple(_full_rx(a, r) for a, r in WORDINGS)
+        full[a] = full.get(a, ()) + (_full_rx(a, r),)
+    anchor = re.compile("|".join(re.escape(a) for a in full))
+    return full, anchor, tuple(_full_rx(a, r) for a, r in WORDINGS)
+
+
+@lru_cache(maxsize=None)
+def _prefixes(anchor: str) -> tuple[re.Pattern[str], ...]:
+    """The prefix patterns of ``anchor``'s wordings (slow to compile: only for a line that
+    carries the anchor without completing any of its wordings)."""
+    return tuple(_prefix_rx(r) for a, r in WORDINGS if a == anchor)
 
 
 #: a head's anchor lies within this many characters of the line's end (one search, then the rest)
@@ -103,12 +108,12 @@ def wrap_head(low: str) -> bool:
     heads, anchors, _ = _patterns()
     if anchors.search(low, start) is None:
         return False
-    for anchor, (full, prefix) in heads.items():
+    for anchor, full in heads.items():
         i = low.rfind(anchor, start)
         if i < 0 or any(rx.match(low, i) for rx in full):
             continue                # absent, or a complete record: nothing is cut there
         i += len(anchor)
-        for rx in prefix:
+        for rx in _prefixes(anchor):
             if rx.fullmatch(low, i):
                 return True
     return False
