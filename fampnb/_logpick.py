@@ -91,14 +91,16 @@ class Picker:
             if MEG_SCALE in t:
                 self.megatron = True
 
-    def block(self, buf: bytes, head: bool, tail: bool, first: bool = False) -> list[Pick]:
-        """The picked lines of ``buf`` (complete lines, except a very long line's piece);
-        ``first``: pick the first line (it may continue a wrapped record before the range)."""
+    def block(self, buf: bytes, end: int, head: bool, tail: bool,
+              first: bool = False) -> list[Pick]:
+        """The picked lines of ``buf[:end]`` (complete lines, except a very long line's piece;
+        past ``end`` at most the start of the next line, never read here); ``first``: pick the
+        first line (it may continue a wrapped record before the range)."""
         tb = buf.translate(_DIGITS)
         lines = tb.split(b"\n")
-        complete = buf.endswith(b"\n")
+        complete = end < len(buf) or buf.endswith(b"\n")
         if complete:
-            lines.pop()
+            lines.pop()                   # the empty piece after the last newline, or the rest
         n = len(lines)
         if n == 0:
             return []
@@ -154,12 +156,13 @@ class Picker:
             k += SAMPLE
         scale_t = {t for t in templates if cls[t] == _S}
         offs: list[int] = []
-        if scale_t or (self.megatron and MEG_SCALE in buf):
+        meg = self.megatron and buf.find(MEG_SCALE, 0, end) >= 0
+        if scale_t or meg:
             offs = self._offsets(lines, range(n))
             if scale_t:
                 self._scale_changes(buf, lines, offs, scale_t, pick)
-            if self.megatron and MEG_SCALE in buf:
-                self._megatron(buf, offs, pick)
+            if meg:
+                self._megatron(buf, end, offs, pick)
         out: list[Pick] = []
         at, off = 0, 0
         for i in sorted(pick):
@@ -229,14 +232,14 @@ class Picker:
         self.last_scale = prev
 
     @staticmethod
-    def _megatron(buf: bytes, offs: list[int], pick: set[int]) -> None:
+    def _megatron(buf: bytes, end: int, offs: list[int], pick: set[int]) -> None:
         """Megatron lines with a non-zero counter, or (if any) lacking their loss field."""
         from bisect import bisect_right
 
-        hits = [m.start() for m in MEG_COUNTER.finditer(buf)]
-        if buf.count(MEG_SCALE) != len(MEG_WITH_LOSS.findall(buf)):
+        hits = [m.start() for m in MEG_COUNTER.finditer(buf, 0, end)]
+        if buf.count(MEG_SCALE, 0, end) != len(MEG_WITH_LOSS.findall(buf, 0, end)):
             start = 0
-            while (j := buf.find(MEG_SCALE, start)) >= 0:
+            while (j := buf.find(MEG_SCALE, start, end)) >= 0:
                 hits.append(j)
                 start = j + 1
         pick.update(bisect_right(offs, h) - 1 for h in hits)

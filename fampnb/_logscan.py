@@ -30,8 +30,9 @@ MAX_PIECE = 1 << 20
 PARALLEL_BYTES = 24 << 20   # files at least this large are pre-scanned by worker processes
 
 
-def _blocks(fh: IO[Any], limit: int | None = None) -> Iterator[bytes]:
-    """Blocks of complete lines (a line longer than 4 blocks is handed on in pieces)."""
+def _blocks(fh: IO[Any], limit: int | None = None) -> Iterator[tuple[bytes, int]]:
+    """Blocks of complete lines, as ``(buffer, end)``: the block is ``buffer[:end]`` (not cut out:
+    a copy saved); a line longer than 4 blocks is handed on in pieces."""
     carry = b""
     left = limit
     while True:
@@ -43,7 +44,7 @@ def _blocks(fh: IO[Any], limit: int | None = None) -> Iterator[bytes]:
             left -= len(data)
         if not data:
             if carry:
-                yield carry
+                yield carry, len(carry)
             return
         buf = carry + data if carry else data
         cut = buf.rfind(b"\n") + 1
@@ -53,11 +54,11 @@ def _blocks(fh: IO[Any], limit: int | None = None) -> Iterator[bytes]:
         if cut == 0:
             cut = len(buf)
         carry = buf[cut:]
-        yield buf[:cut]
+        yield buf, cut
 
 
 def _file_blocks(path: str, start: int, end: int,
-                 progress: Callable[[int, int], None] | None = None) -> Iterator[bytes]:
+                 progress: Callable[[int, int], None] | None = None) -> Iterator[tuple[bytes, int]]:
     """``_blocks`` of ``path[start:end]``, each read at its offset (``os.pread``: no read buffers
     to join, and a file truncated meanwhile just ends early); ``progress(done, end)`` after each
     block."""
@@ -78,7 +79,7 @@ def _file_blocks(path: str, start: int, end: int,
                     break
             if not data:
                 break
-            yield data[:cut] if cut else data
+            yield data, cut or len(data)
             pos += cut or len(data)
             if progress:
                 progress(pos, end)
@@ -97,17 +98,17 @@ def _pick_stream(source: IO[Any] | tuple[Any, ...], limit: int | None, head: boo
                  tail: bool, pk: Picker) -> Iterator[Pick]:
     """Picked lines of a file object (``limit`` bytes at most), or of ``(path, start, end)``
     (and a progress callback) read by offset."""
-    prev: bytes | None = None
+    prev: tuple[bytes, int] | None = None
     first = True
     blocks = (_file_blocks(*source) if isinstance(source, tuple)
               else _blocks(source, limit))
-    for buf in blocks:
+    for block in blocks:
         if prev is not None:
-            yield from pk.block(prev, head=head and first, tail=False, first=first and not head)
+            yield from pk.block(*prev, head=head and first, tail=False, first=first and not head)
             first = False
-        prev = buf
+        prev = block
     if prev is not None:
-        yield from pk.block(prev, head=head and first, tail=tail, first=first and not head)
+        yield from pk.block(*prev, head=head and first, tail=tail, first=first and not head)
 
 
 def _pick_range(path: str, start: int, end: int, head: bool, tail: bool) -> tuple[int, list[Pick]]:
