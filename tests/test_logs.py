@@ -488,7 +488,7 @@ def test_scan_paths_opened_at_call_time_progress_and_pipes(tmp_path, monkeypatch
     import os
     import threading
 
-    from fampnb import _logpick, _logscan
+    from fampnb import _logscan
 
     with pytest.raises(FileNotFoundError):
         logs.scan(tmp_path / "missing.log")
