@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ._window import as_positive
 from .formats import BF16, FP8_E4M3, FP8_E5M2, FP16, Format, Zone, get
 
 __all__ = ["GradHistogram", "DEFAULT_FORMATS", "power_of_two_exponent", "NO_TORCH_HINT"]
@@ -41,13 +42,7 @@ N_E = E_MAX - E_MIN + 1
 
 def power_of_two_exponent(scale: float, name: str = "scale") -> int:
     """``k`` with ``scale == 2**k``; ValueError naming ``name`` when ``scale`` is not a power of two."""
-    try:
-        s = float(scale)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {scale!r}") from None
-    if not math.isfinite(s) or s <= 0:
-        raise ValueError(f"{name} must be a finite power of two > 0, got {scale!r}")
-    m, e = math.frexp(s)
+    m, e = math.frexp(as_positive(name, scale))
     if m != 0.5:
         raise ValueError(f"{name} must be a power of two (2**k, as loss scalers use) for exact "
                          f"re-evaluation, got {scale!r}")

@@ -20,6 +20,16 @@ def as_float(arg: str, value: Any) -> float:
         raise ValueError(f"{arg} must be a number, got {value!r}") from None
 
 
+def as_positive(arg: str, value: Any, zero_ok: bool = False) -> float:
+    """``float(value)`` when finite and > 0 (>= 0 with ``zero_ok``), else ValueError naming
+    ``arg`` (magnitudes, scales and gradient bounds are all checked this way)."""
+    v = as_float(arg, value)
+    if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
+        raise ValueError(f"{arg} must be a finite number {'>=' if zero_ok else '>'} 0, "
+                         f"got {value!r}")
+    return v
+
+
 @dataclass(frozen=True)
 class ScaleWindow:
     """Loss scales S that keep a gradient range [g_min, g_max] representable in one format.
@@ -99,10 +109,7 @@ def _p2_exact(bound: float, g: float, strict: bool) -> int:
 
 def scale_window(g_min: float, g_max: float, fmt: Format) -> ScaleWindow:
     """``formats.safe_scale_window`` (documented there) for a resolved ``fmt``."""
-    lo, hi = as_float("g_min", g_min), as_float("g_max", g_max)
-    for arg, v in (("g_min", lo), ("g_max", hi)):
-        if not math.isfinite(v) or v <= 0:
-            raise ValueError(f"{arg} must be a finite number > 0, got {v!r}")
+    lo, hi = as_positive("g_min", g_min), as_positive("g_max", g_max)
     if hi < lo:
         raise ValueError(f"g_max must be >= g_min, got g_max={hi!r} < g_min={lo!r}")
 

@@ -150,16 +150,6 @@ def get(name: str | Format) -> Format:
         raise ValueError(f"unknown format {name!r}; known names: {known}") from None
 
 
-def _check_magnitude(arg: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{arg} must be a number, got {value!r}") from None
-    if not np.isfinite(v) or v < 0:
-        raise ValueError(f"{arg} must be a finite number >= 0, got {value!r}")
-    return v
-
-
 def judge(g_abs_max: float, scale: float, fmt: Format = FP16) -> tuple[float, str]:
     """The article's simple range model: ``scaled = g_abs_max * scale``; "OVERFLOW" if it is above
     ``fmt.max``, "UNDERFLOW" if below ``fmt.min_normal``, else "IN_RANGE".
@@ -168,8 +158,8 @@ def judge(g_abs_max: float, scale: float, fmt: Format = FP16) -> tuple[float, st
     ``Format.classify`` for the exact picture.  Negative, NaN or infinite arguments raise
     ValueError naming the argument.
     """
-    g = _check_magnitude("g_abs_max", g_abs_max)
-    s = _check_magnitude("scale", scale)
+    g = _window.as_positive("g_abs_max", g_abs_max, zero_ok=True)
+    s = _window.as_positive("scale", scale, zero_ok=True)
     scaled = g * s
     if scaled > fmt.max:
         return scaled, "OVERFLOW"

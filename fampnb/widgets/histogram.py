@@ -13,6 +13,8 @@ import html
 import math
 from typing import Any
 
+from .._window import as_positive
+
 __all__ = ["NAME", "snap_scale", "loss_rows", "loss_table_html", "verdict",
            "synthetic_gradients", "synthetic_histogram", "make_histogram_explorer"]
 
@@ -23,12 +25,7 @@ SLIDER_MIN, SLIDER_MAX = -16, 40  # log2 of the slider's scale range
 def snap_scale(value: Any) -> tuple[float, str]:
     """``(2**k, note)``: the nearest power of two within the slider's range, and a note when the
     value had to be changed (loss scales are powers of two).  ValueError for NaN, inf, <= 0."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"scale must be a number, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"scale must be a finite number > 0, got {value!r}")
+    v = as_positive("scale", value)
     k = round(math.log2(v))
     k = min(max(k, SLIDER_MIN), SLIDER_MAX)
     s = 2.0 ** k

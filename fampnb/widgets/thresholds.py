@@ -12,12 +12,12 @@ of g_min·S, the stored value), ``artists["window_text"]`` (the safe window of S
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
 import numpy as np
 
 from .. import formats as F
+from .._window import as_positive
 from ..plots.common import ZONE_COLORS, pow2_label
 from ..plots.formats import ThresholdData, draw_thresholds, update_thresholds
 from .base import LiveFigure, guard, status_line, tag
@@ -90,12 +90,6 @@ def window_html(data: ThresholdData) -> str:
     return "<div style='font-size:13px'>" + "".join(lines) + "</div>"
 
 
-def _check(name: str, v: float) -> float:
-    v = float(v)
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-    return v
-
 
 def make_threshold_explorer(g_max: float = 3.2e4, scale: float = 65536.0, g_min: float = 1e-3,
                             formats: tuple[str, ...] = ("fp16", "bf16")) -> tuple[Any, dict, dict]:
@@ -108,7 +102,7 @@ def make_threshold_explorer(g_max: float = 3.2e4, scale: float = 65536.0, g_min:
     controls: dict[str, Any] = {}
     for key, (lo, hi) in _RANGES.items():
         controls[key] = tag(w.FloatLogSlider(
-            value=_check(key, inits[key]), base=2, min=lo, max=hi,
+            value=as_positive(key, inits[key]), base=2, min=lo, max=hi,
             step=1.0 if key == "scale" else 0.25, description=labels[key], readout_format=".4g",
             continuous_update=False, style={"description_width": "90px"},
             layout=w.Layout(width="70%")), f"{NAME}-{key.replace('_', '-')}")
@@ -134,11 +128,11 @@ def make_threshold_explorer(g_max: float = 3.2e4, scale: float = 65536.0, g_min:
     def recompute(change: Any = None) -> None:
         if change is not None:
             key = next(k for k, c in controls.items() if c is change["owner"])
-            new = _check(labels[key], change["new"])
+            new = as_positive(labels[key], change["new"])
             if snaps[key].is_echo(new):  # the browser snapped our exact value to its grid
                 return
             state["exact"][key] = new
-        vals = {k: _check(labels[k], state["exact"][k]) for k in controls}
+        vals = {k: as_positive(labels[k], state["exact"][k]) for k in controls}
         note = ""
         g_lo, g_hi = vals["g_min"], vals["g_max"]
         if g_lo > g_hi:
