@@ -158,7 +158,7 @@ class Picker:
         offs: list[int] = []
         meg = self.megatron and buf.find(MEG_SCALE, 0, end) >= 0
         if scale_t or meg:
-            offs = self._offsets(lines, range(n))
+            offs = self._offsets(lines)
             if scale_t:
                 self._scale_changes(buf, lines, offs, scale_t, pick)
             if meg:
@@ -212,7 +212,7 @@ class Picker:
                 break
 
     @staticmethod
-    def _offsets(lines: list[bytes], order: range) -> list[int]:
+    def _offsets(lines: list[bytes]) -> list[int]:
         out, off = [], 0
         for t in lines:
             out.append(off)

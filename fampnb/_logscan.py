@@ -30,18 +30,14 @@ MAX_PIECE = 1 << 20
 PARALLEL_BYTES = 24 << 20   # files at least this large are pre-scanned by worker processes
 
 
-def _blocks(fh: IO[Any], limit: int | None = None) -> Iterator[tuple[bytes, int]]:
+def _blocks(fh: IO[Any]) -> Iterator[tuple[bytes, int]]:
     """Blocks of complete lines, as ``(buffer, end)``: the block is ``buffer[:end]`` (not cut out:
     a copy saved); a line longer than 4 blocks is handed on in pieces."""
     carry = b""
-    left = limit
     while True:
-        size = BLOCK if left is None else min(BLOCK, left)
-        data = fh.read(size) if size > 0 else b""
+        data = fh.read(BLOCK)
         if isinstance(data, str):
             data = data.encode("utf-8", "replace")
-        if left is not None:
-            left -= len(data)
         if not data:
             if carry:
                 yield carry, len(carry)
@@ -94,14 +90,14 @@ def _pread(fd: int, n: int, offset: int) -> bytes:
     return os.read(fd, n)
 
 
-def _pick_stream(source: IO[Any] | tuple[Any, ...], limit: int | None, head: bool,
-                 tail: bool, pk: Picker) -> Iterator[Pick]:
-    """Picked lines of a file object (``limit`` bytes at most), or of ``(path, start, end)``
-    (and a progress callback) read by offset."""
+def _pick_stream(source: IO[Any] | tuple[Any, ...], head: bool, tail: bool,
+                 pk: Picker) -> Iterator[Pick]:
+    """Picked lines of a file object, or of ``(path, start, end)`` (and a progress callback)
+    read by offset."""
     prev: tuple[bytes, int] | None = None
     first = True
     blocks = (_file_blocks(*source) if isinstance(source, tuple)
-              else _blocks(source, limit))
+              else _blocks(source))
     for block in blocks:
         if prev is not None:
             yield from pk.block(*prev, head=head and first, tail=False, first=first and not head)
@@ -114,7 +110,7 @@ def _pick_stream(source: IO[Any] | tuple[Any, ...], limit: int | None, head: boo
 def _pick_range(path: str, start: int, end: int, head: bool, tail: bool) -> tuple[int, list[Pick]]:
     """Worker: (lines in the range, picked lines) of ``path[start:end]``."""
     pk = Picker()
-    picks = list(_pick_stream((path, start, end), None, head, tail, pk))
+    picks = list(_pick_stream((path, start, end), head, tail, pk))
     return pk.lines_done, picks
 
 
@@ -216,7 +212,7 @@ def _scan_path(path: str, plain: bool, size: int,
 
     if plain:                               # a regular uncompressed file: read by offset
         state = LineState()
-        yield from _parse_picks(_pick_stream((path, 0, size, progress), None, True, True,
+        yield from _parse_picks(_pick_stream((path, 0, size, progress), True, True,
                                              Picker()), 0, state)
         yield from finish(state)
         return
@@ -253,5 +249,5 @@ def _scan_stream(fh: IO[Any]) -> Iterator[Event]:
     from fampnb._logrules import LineState, finish
 
     state = LineState()
-    yield from _parse_picks(_pick_stream(fh, None, True, True, Picker()), 0, state)
+    yield from _parse_picks(_pick_stream(fh, True, True, Picker()), 0, state)
     yield from finish(state)
