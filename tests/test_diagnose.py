@@ -408,7 +408,7 @@ def test_repeated_equal_scales_above_the_floor_are_not_a_floor():
 def test_wrapped_cascade_mid_run_reads_like_the_unwrapped_one():
     """Four halvings on consecutive steps, mid-run (the window opens at step 512 of 4000), each
     record wrapped at the terminal width mid-word: past calibration, a failure."""
-    whole = [f"[train_loss: 0.61 | kl: 0.02]:  13%|█ | 512/4000 [40:00<4:30:00, 4.6s/it]"]
+    whole = ["[train_loss: 0.61 | kl: 0.02]:  13%|█ | 512/4000 [40:00<4:30:00, 4.6s/it]"]
     for k, i in enumerate(range(520, 524)):
         whole.append(_ds_line(f"{8192.0 / 2 ** k}", f"{4096.0 / 2 ** k}", k))
         whole.append(f"[train_loss: 0.7{k} | kl: 0.02]:  13%|█ | {i}/4000 [40:0{k}<4:30:00, 4.6s/it]")
