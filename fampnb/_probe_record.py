@@ -19,10 +19,11 @@ batches: each step's gradients are copied into the next slot of a persistent fp3
 buffer is full, at ``result()`` and at ``flush()``.  Every recorded step is counted exactly once; only
 *when* it is binned changes.  Models larger than the buffer (``buffer_elems``: 2 MiB on the CPU,
 64 MiB on a GPU) are binned at each step (the per-kernel cost is then small next to the work).
-Measured on the 2-core CI box
-(``benchmarks/bench_probe.py``): the hook on every step of the demo model costs ~1.10-1.15x a plain
+Measured on the 2-core CI box (``benchmarks/bench_probe.py``): the hook on every step of the demo model costs ~1.10-1.15x a plain
 step, against ~1.45x for per-step binning; the binning itself (~3-4 ns a value, mostly the scattered
-``index_add_``) is now the floor, and every 10th step costs ~1.04x.
+``index_add_``) is now the floor, and every 10th step costs ~1.04x.  On an H200 (docs/gpu-results.md)
+the every-step hook cost 1.025x a plain step of the demo model, with no host synchronisation in a
+step (checked with ``torch.cuda.set_sync_debug_mode("error")``).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ N_KEYS = 1 << (32 - SHIFT)  # keys 2*hi + [low bits != 0], hi = |bits| >> SHIFT 
 #: default staging capacity on the CPU, fp32 elements (2 MiB): 64 steps of the demo model a binning
 BUFFER_ELEMS = 1 << 19
 #: default on a GPU (64 MiB of device memory): models up to 8M parameters are staged, since there a
-#: step's cost is kernel launches and binning every step would add ~7 of them (measured on an H200:
-#: a 1.1M-parameter MLP cost 1.24x a plain step with per-step binning; docs/gpu-results.md)
+#: step's cost is kernel launches and binning every step would add ~7 of them (on an H200, a
+#: 1.1M-parameter MLP: 1.24x a plain step binning every step, 1.06x staged; docs/gpu-results.md)
 CUDA_BUFFER_ELEMS = 1 << 24
 #: at most this many steps per binning (the fixed cost of a binning is then ~1 us a step)
 MAX_SLOTS = 64
