@@ -147,6 +147,20 @@ def _workers() -> int:
     return max(1, min(4, cpus))
 
 
+def _keep_freed() -> None:
+    """In a worker process: let glibc keep freed blocks in the heap.  By default it hands each
+    freed 2 MiB block back to the OS and the next block page-faults it in again (~500 faults a
+    block, ~12% of the picking time here).  A no-op where ``mallopt`` is missing."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-3, 64 << 20)     # M_MMAP_THRESHOLD: blocks come from the heap
+        libc.mallopt(-1, 256 << 20)    # M_TRIM_THRESHOLD: and stay there when freed
+    except (ImportError, OSError, AttributeError):
+        pass
+
+
 def _start_parallel(path: str, size: int, workers: int,
                     progress: Callable[[int, int], None] | None) -> Iterator[Event]:
     """Submit the byte ranges of ``path`` to ``workers`` forked processes now; the returned
@@ -158,7 +172,7 @@ def _start_parallel(path: str, size: int, workers: int,
     parts = workers * 4      # the parent parses range k while the workers read on
     points = _split_points(path, size, parts)
     ranges = [(points[k], points[k + 1]) for k in range(parts) if points[k] < points[k + 1]]
-    pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_keep_freed)
     futures = [pool.submit(_pick_range, path, a, b, k == 0, k == len(ranges) - 1)
                for k, (a, b) in enumerate(ranges)]
 
