@@ -19,11 +19,12 @@ batches: each step's gradients are copied into the next slot of a persistent fp3
 buffer is full, at ``result()`` and at ``flush()``.  Every recorded step is counted exactly once; only
 *when* it is binned changes.  Models larger than the buffer (``buffer_elems``: 2 MiB on the CPU,
 64 MiB on a GPU) are binned at each step (the per-kernel cost is then small next to the work).
-Measured on the 2-core CI box (``benchmarks/bench_probe.py``): the hook on every step of the demo model costs ~1.10-1.15x a plain
-step, against ~1.45x for per-step binning; the binning itself (~3-4 ns a value, mostly the scattered
-``index_add_``) is now the floor, and every 10th step costs ~1.04x.  On an H200 (docs/gpu-results.md)
-the every-step hook cost 1.025x a plain step of the demo model, with no host synchronisation in a
-step (checked with ``torch.cuda.set_sync_debug_mode("error")``).
+Measured on the 2-core CI box (``benchmarks/bench_probe.py``): the hook on every step of the demo
+model costs ~1.10-1.15x a plain step, against ~1.45x for per-step binning; the binning itself
+(~3-4 ns a value, mostly the scattered ``index_add_``) is now the floor, and every 10th step costs
+~1.04x.  On an H200 (docs/gpu-results.md) the every-step hook cost 1.025x and 1.045x a plain step
+of the demo model in two runs, with no host synchronisation in a step (checked with
+``torch.cuda.set_sync_debug_mode("error")``).
 """
 
 from __future__ import annotations

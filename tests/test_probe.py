@@ -300,6 +300,21 @@ def test_staged_recorder_is_exact_over_many_steps(torch_mod, buffer_elems):
     assert rec.result().total == 0 and rec.result().steps == 0
 
 
+def test_recorder_default_staging_depends_on_the_device(torch_mod):
+    from fampnb import _probe_record
+
+    model, _, _ = probe.demo_problem("cpu", warmup_steps=0)
+    n = sum(p.numel() for p in model.parameters())
+    rec = GradHistogramRecorder(model)   # CPU: a 2 MiB buffer holds 64 steps of the demo model
+    assert rec._slots == min(_probe_record.BUFFER_ELEMS // n, _probe_record.MAX_SLOTS) == 64
+    wide = torch_mod.nn.Linear(1024, 1024)   # 1M parameters: binned every step on the CPU ...
+    assert GradHistogramRecorder(wide)._slots == 0
+    # ... but staged on a GPU, where a step is kernel launches (docs/gpu-results.md)
+    assert _probe_record.CUDA_BUFFER_ELEMS // sum(p.numel() for p in wide.parameters()) >= 8
+    with pytest.raises(ValueError, match="buffer_elems"):
+        GradHistogramRecorder(model, buffer_elems=-1)
+
+
 def test_recorder_missing_grads_and_half_precision(torch_mod):
     g = _normal_only(_tricky_values())
     with np.errstate(over="ignore"):
