@@ -136,7 +136,10 @@ def render_record(rec: dict[str, Any]) -> list[str]:
             "", "A small model's training step is a few dozen kernel launches, so its time is set "
             "by the host issuing them, not by GPU work, and ratios move by a few percent between "
             "runs (a ratio below 1 is that noise). The recorder's step adds one `_foreach_copy_` "
-            "into its staging buffer; binning runs once per filled buffer.",
+            "into its staging buffer; binning runs once per filled buffer. The host-sync line uses "
+            "`torch.cuda.set_sync_debug_mode`, which torch calls a prototype that does not detect "
+            "every synchronising operation (its warning is left out below); the recorder's step "
+            "has none by construction: no `.item()`, `.cpu()` or data-dependent shape.",
             "", "```", *rec["bench_probe"], "```", "",
             "### Other checks run there", "",
             "`tools/gpu_exactness.py` (the on-device histogram against numpy on the host), then "
