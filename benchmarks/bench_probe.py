@@ -34,26 +34,27 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("bench_probe: torch is not installed (pip install 'fampnb[torch]'); skipped")
         return 0
-    from fampnb.probe import GradHistogramRecorder, demo_problem, resolve_device
+    from fampnb.probe import demo_problem, resolve_device
 
     dev = resolve_device()
     if dev.type == "cpu":
         torch.set_num_threads(1)  # a shared 2-core box: one thread gives stable, comparable times
     model, loss_fn, (x, y) = demo_problem(dev)
-    _bench(torch, dev, model, loss_fn, x, y, GradHistogramRecorder, "demo model")
+    _bench(torch, dev, model, loss_fn, x, y, "demo model")
     if args.hidden > 0:
         h = args.hidden
         wide = torch.nn.Sequential(torch.nn.Linear(32, h), torch.nn.ReLU(), torch.nn.Linear(h, h),
                                    torch.nn.ReLU(), torch.nn.Linear(h, 8)).to(dev)
         print()
-        _bench(torch, dev, wide, loss_fn, x, y, GradHistogramRecorder, f"wider MLP (H={h})")
+        _bench(torch, dev, wide, loss_fn, x, y, f"wider MLP (H={h})")
     return 0
 
 
-def _bench(torch: Any, dev: Any, model: Any, loss_fn: Any, x: Any, y: Any, recorder: Any,
-           title: str) -> None:
+def _bench(torch: Any, dev: Any, model: Any, loss_fn: Any, x: Any, y: Any, title: str) -> None:
+    from fampnb.probe import GradHistogramRecorder
+
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-    rec = recorder(model)
+    rec = GradHistogramRecorder(model)
 
     def sync() -> None:
         if dev.type == "cuda":

@@ -18,7 +18,8 @@ predictions are still filled in where they need no device.
 - ``grad_histogram(model, loss_fn, batch, scale)``: exact log2 histograms of gradients computed on
   the device, re-evaluable at any power-of-two scale (``GradHistogram.at``).
 - ``recorded_results()``: the probes as they ran on real GPUs, shipped with the package
-  (``docs/gpu-results.md``), for readers without one.
+  (``docs/gpu-results.md``), for readers without one; ``record_lines(rec, casts)`` prints one,
+  with the rows where it and this machine differ (``row_differences``).
 - ``main(argv)``: ``python -m fampnb probe [--json]``.
 """
 
@@ -35,12 +36,12 @@ from typing import Any
 from . import _probe_casts
 from ._probe_hist import NO_TORCH_HINT, GradHistogram, power_of_two_exponent
 from ._probe_record import GradHistogramRecorder, grad_histogram
-from ._probe_recorded import recorded_results
+from ._probe_recorded import record_lines, recorded_results, row_differences
 
 __all__ = ["device_report", "cast_checks", "amp_decay", "grad_histogram", "GradHistogram",
            "GradHistogramRecorder", "demo_problem", "resolve_device", "measurement_label",
            "cast_table", "report_lines", "NO_TORCH", "NO_TORCH_HINT", "CPU_NOTE", "main",
-           "power_of_two_exponent", "recorded_results"]
+           "power_of_two_exponent", "recorded_results", "record_lines", "row_differences"]
 
 NO_TORCH = "none (torch is not installed)"
 CPU_NOTE = "CPU — not a GPU measurement"

@@ -25,6 +25,16 @@ def require(condition: bool, reason: str, how: str = "") -> None:
     pytest.skip(f"{reason}. {how}".strip())
 
 
+def load_tool(name: str):
+    """A script of ``tools/`` (not a package) as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def torch_available() -> bool:
     try:
         import torch  # noqa: F401

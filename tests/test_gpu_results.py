@@ -7,23 +7,19 @@ here, and the page must be the rendering of the records (no hand-edited number).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, load_tool
 from fampnb import _probe_casts, probe, scaler
 
 RECORDS = sorted((ROOT / "fampnb" / "data" / "gpu").glob("*.json"))
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("gpu_results", ROOT / "tools" / "gpu_results.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("gpu_results")
 
 
 def test_there_is_a_gpu_record():
@@ -87,3 +83,14 @@ def test_restore_non_finite(value):
 
     out = _restore({"a": [value, "+inf", 1.0]})
     assert isinstance(out["a"][0], float) and str(out["a"][0]) == value and out["a"][1] == "+inf"
+
+
+def test_row_differences_nan_equals_nan_and_zero_sign_counts():
+    from fampnb.probe import row_differences
+
+    def row(label, v):
+        return {"kind": "cast", "dtype": "float16", "label": label, "device_result": v}
+
+    mine = [row("a", math.nan), row("b", 0.0), row("c", 1.0), row("d", None), row("e", 2.0)]
+    theirs = [row("a", math.nan), row("b", -0.0), row("c", 1.0), row("d", 5.0)]
+    assert [(r["label"], v) for r, v in row_differences(mine, theirs)] == [("b", -0.0)]

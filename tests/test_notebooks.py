@@ -8,14 +8,13 @@ kernelspec and no widget state.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, load_tool
 
 NB_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
@@ -23,13 +22,6 @@ NAME = re.compile(r"^\d\d-[a-z0-9]+(?:-[a-z0-9]+)*\.ipynb$")
 # an absolute machine path (not part of a URL) or a relative path out of notebooks/
 ABS_PATH = re.compile(r"(?<![\w.:/-])/(?:tmp|root|home|work|Users|private|var/folders)/")
 UP_PATH = re.compile(r"(?<![\w.])\.\./")
-
-
-def _nbtool():
-    spec = importlib.util.spec_from_file_location("nbtool", ROOT / "tools" / "nbtool.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _load(path: Path) -> dict:
@@ -64,7 +56,7 @@ def test_file_name(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_starts_with_badge_and_colab_setup_cell(path):
-    tool = _nbtool()
+    tool = load_tool("nbtool")
     nb = _load(path)
     url = tool.repo_url()
     gpu = nb.get("metadata", {}).get("accelerator") == "GPU"

@@ -18,6 +18,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:      # run as a script from a checkout without an install
+    sys.path.insert(0, str(ROOT))
+
+from fampnb import probe  # noqa: E402
+from fampnb._probe_recorded import _restore, row_differences  # noqa: E402
+from fampnb.formats import FP8_E4M3  # noqa: E402
+
 DATA = ROOT / "fampnb" / "data" / "gpu"
 PAGE = ROOT / "docs" / "gpu-results.md"
 SOURCE = "tools/gpu_check.sh on the GPU machine, then tools/gpu_results.py record"
@@ -29,9 +36,6 @@ def _lines(path: Path, keep: Any) -> list[str]:
 
 def record(outdir: Path) -> Path:
     """Store the output of tools/gpu_check.sh (``outdir``) as a record; returns its path."""
-    sys.path.insert(0, str(ROOT))
-    from fampnb import probe
-
     result = json.loads((outdir / "probe.json").read_text(encoding="utf-8"))
     if not str(result["device"]["device"]).startswith("cuda:"):
         raise SystemExit(f"gpu_results: {outdir} is not a GPU run ({result['device']['device']})")
@@ -101,21 +105,21 @@ def render_record(rec: dict[str, Any]) -> list[str]:
             f"(numpy/ml_dtypes).", "",
             "| kind | dtype | input | GPU | CPU | model | GPU agrees |",
             "| --- | --- | --- | ---: | ---: | ---: | --- |"]
-    differ = []
     for r in rows:
         c = cpu_rows.get((r["kind"], r["dtype"], r["label"]))
-        cval = c["device_result"] if c else None
-        if c is not None and cval != r["device_result"]:
-            differ.append(f"{r['dtype']} {r['label']}: GPU {_num(r['device_result'])}, "
-                          f"CPU {_num(cval)}")
         out.append(f"| {r['kind']} | {r['dtype']} | {r['label']} | {_num(r['device_result'])} | "
-                   f"{_num(cval)} | {_num(r['model_result'])} | {_agree(r)} |")
+                   f"{_num(c['device_result'] if c else None)} | {_num(r['model_result'])} | "
+                   f"{_agree(r)} |")
+    differ = row_differences(_restore(rows), _restore(rec["cpu_reference"]["rows"]))
     out += ["", f"- Flushes subnormals: `{casts['flushes_subnormals']}`.",
             f"- Undocumented disagreements with the model: "
             f"{', '.join(casts['disagreements']) or 'none'}.",
             f"- Rows where this GPU (torch {dev['torch']}) and the CPU (torch "
-            f"{rec['cpu_reference']['torch']}) differ: " + ("; ".join(differ) or "none") + "."]
-    if differ and all(d.startswith("float8_e4m3fn") and d.endswith("CPU 448") for d in differ):
+            f"{rec['cpu_reference']['torch']}) differ: "
+            + ("; ".join(f"{r['dtype']} {r['label']}: GPU {_num(r['device_result'])}, CPU "
+                         f"{_num(cpu)}" for r, cpu in differ) or "none") + "."]
+    if differ and all(r["dtype"] == "float8_e4m3fn" and abs(cpu) == FP8_E4M3.max
+                      for r, cpu in differ):
         out.append("  These are e4m3fn overflows: torch >= 2.12 saturates them to ±448, older torch "
                    "and ml_dtypes give NaN (`fampnb.probe` marks the saturation as a documented "
                    "stack difference). Whether torch >= 2.12 saturates on CUDA too was not "
