@@ -19,11 +19,13 @@ batches: each step's gradients are copied into the next slot of a persistent fp3
 buffer is full, at ``result()`` and at ``flush()``.  Every recorded step is counted exactly once; only
 *when* it is binned changes.  Models larger than the buffer (``buffer_elems``: 2 MiB on the CPU,
 64 MiB on a GPU) are binned at each step (the per-kernel cost is then small next to the work).
-Measured on the 2-core CI box (``benchmarks/bench_probe.py``): the hook on every step of the demo
-model costs ~1.10-1.15x a plain step, against ~1.45x for per-step binning; the binning itself
-(~3-4 ns a value, mostly the scattered ``index_add_``) is now the floor, and every 10th step costs
-~1.04x.  On an H200 (docs/gpu-results.md) the every-step hook cost 1.025x and 1.045x a plain step
-of the demo model in two runs, with no host synchronisation in a step (checked with
+Measured on the 2-core CI box (``benchmarks/bench_probe.py``, medians of interleaved blocks, and
+this machine's timings move by 10% between runs): the hook on every step of the demo model costs
+1.01-1.08x an Adam step (how the demo trains) and 1.11-1.16x a plain SGD step (the cheapest step, so
+the hook's worst case); every 10th step costs 0.98-1.06x.  Binning (~3 ns a value: five integer
+passes and the scattered ``index_add_``) is most of it, the staging copy and its Python call ~7 us
+a step.  On an H200 (docs/gpu-results.md) the every-step hook cost 1.025x and 1.045x a plain SGD
+step of the demo model in two runs, with no host synchronisation in a step (checked with
 ``torch.cuda.set_sync_debug_mode("error")``).
 """
 
@@ -112,7 +114,7 @@ class GradHistogramRecorder:
 
     def __init__(self, params: Any, formats: Any = None, device_label: str | None = None, *,
                  buffer_elems: int | None = None) -> None:
-        import torch  # noqa: F401  (fails here, not mid-training, without torch)
+        import torch  # (fails here, not mid-training, without torch)
 
         if hasattr(params, "parameters"):
             params = params.parameters()
@@ -136,6 +138,8 @@ class GradHistogramRecorder:
         self._scratch: Any = None
         self._fill = 0              # staged elements not yet binned
         self._slot = 0              # next free slot (== _fill // n when every step had all grads)
+        self._free = 0              # record() stages directly while _slot < _free (set by _alloc)
+        self._copy = torch._foreach_copy_
         self._cuts: Any = None
         self.steps = 0
         self.every = 1
@@ -145,6 +149,20 @@ class GradHistogramRecorder:
     # ------------------------------------------------------------------ recording
     def record(self) -> None:
         """Add the current gradients (all kernels on the device, no host copy)."""
+        slot = self._slot
+        if slot < self._free:       # the per-step path: one copy into a free staging slot
+            try:
+                self._copy(self._views[slot], [p.grad for p in self.params])
+            except TypeError:       # a parameter has no .grad this step (nothing was copied)
+                pass
+            else:
+                self._slot, self._fill, self.steps = slot + 1, self._fill + self._n, self.steps + 1
+                return
+        self._record_slow()
+
+    def _record_slow(self) -> None:
+        """``record`` when no slot is free, staging is not set up yet or not used (a model larger
+        than the buffer), or some ``.grad`` is None (those steps are binned now)."""
         import torch
 
         grads = [p.grad for p in self.params]
@@ -154,7 +172,7 @@ class GradHistogramRecorder:
                 self._alloc()
             if self._slot == self._slots:
                 self.flush()
-            torch._foreach_copy_(self._views[self._slot], grads)
+            self._copy(self._views[self._slot], grads)
             self._slot += 1
             self._fill += self._n
             self.steps += 1
@@ -178,6 +196,7 @@ class GradHistogramRecorder:
                 views.append(self._stage[off:off + p.numel()].view(p.shape))
                 off += p.numel()
             self._views.append(views)
+        self._free = self._slots
 
     def flush(self) -> None:
         """Bin the staged steps now (kernels on the device; no host copy)."""
@@ -234,8 +253,9 @@ class GradHistogramRecorder:
         self.every, self._calls = every, 0
 
         def hook(*_: Any) -> None:
-            self._calls += 1
-            if (self._calls - 1) % self.every == 0:
+            calls = self._calls
+            self._calls = calls + 1
+            if calls % self.every == 0:
                 self.record()
 
         self._handle = optimizer.register_step_pre_hook(hook)

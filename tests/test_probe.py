@@ -325,6 +325,11 @@ def test_recorder_missing_grads_and_half_precision(torch_mod):
     b.grad = torch_mod.from_numpy(g16.copy())
     rec.record()                      # a has no gradient: only b's values
     a.grad = torch_mod.from_numpy(g.copy())
-    rec.record()                      # both
-    want = GradHistogram.from_array(np.concatenate([g16, g, g16]).astype(np.float32))
-    assert np.array_equal(rec.result().table, want.table)
+    rec.record()                      # both (staged)
+    a.grad = None
+    rec.record()                      # staging is set up, a slot free, a grad missing: b alone
+    a.grad = torch_mod.from_numpy(g.copy())
+    rec.record()                      # both again
+    h = rec.result()
+    want = GradHistogram.from_array(np.concatenate([g16, g, g16, g16, g, g16]).astype(np.float32))
+    assert h.steps == 4 and np.array_equal(h.table, want.table)
