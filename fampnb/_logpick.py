@@ -141,7 +141,7 @@ class Picker:
                 self._after(lines, i, pick)
         for t in templates & self.counters:  # DeepSpeed ``skipped=``: first and last
             pick.add(lines.index(t))
-            pick.add(n - 1 - lines[::-1].index(t))
+            pick.add(_last_index(lines, t))
         if len(self.sampled) < 1000:
             for t in templates:
                 if cls[t] in (_L, _S) and t not in self.sampled:
@@ -243,6 +243,17 @@ class Picker:
                 hits.append(j)
                 start = j + 1
         pick.update(bisect_right(offs, h) - 1 for h in hits)
+
+
+def _last_index(lines: list[bytes], t: bytes) -> int:
+    """The index of the last line equal to ``t`` (which occurs): the last 256 lines are looked at
+    in Python (a record printed every few lines is found at once), else a reversed copy is
+    searched in C."""
+    n = len(lines)
+    for i in range(n - 1, max(-1, n - 257), -1):
+        if lines[i] == t:
+            return i
+    return n - 1 - lines[::-1].index(t)
 
 
 def _indexes(lines: list[bytes], templates: set[bytes]) -> list[int]:
