@@ -11,10 +11,9 @@ of ``--repeat`` alternating runs):
 
 and prints both wall times and their ratio (target <= 5: the median of the ratios of each doctor
 run to the grep run just before it, so that a slow spell of this shared machine hits both sides of
-a ratio alike), the CPU times (user + system, the
-doctor's worker processes included: on a loaded machine the wall ratio is noisy, the CPU ratio
-is not), and the doctor's peak RSS (target < 300 MB), each command measured through its own
-helper process.
+a ratio alike), the CPU times (user + system, the doctor's worker processes included: on a loaded
+machine the wall ratio is noisy, the CPU ratio is not), and the doctor's peak RSS (target
+< 300 MB), each command measured through its own helper process.
 
     python benchmarks/bench_doctor.py [--mb 200] [--repeat 5] [--keep] [--out PATH]
 """
