@@ -12,7 +12,6 @@ subset of ``parse``'s with the same line numbers, and the verdict is the same (t
 both on every sample and on generated logs).
 """
 
-
 from __future__ import annotations
 
 import os

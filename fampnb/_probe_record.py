@@ -172,7 +172,7 @@ class GradHistogramRecorder:
                 self._alloc()
             if self._slot == self._slots:
                 self.flush()
-            self._copy(self._views[self._slot], grads)
+            self._copy(self._views[self._slot], grads)  # (raises what the per-step path caught)
             self._slot += 1
             self._fill += self._n
             self.steps += 1
@@ -307,8 +307,7 @@ def grad_histogram(model: Any, loss_fn: Any, batch: Any, scale: float = 1.0, *,
     ``.grad`` values are replaced.  Without torch: a ``GradHistogram`` labelled "torch is not
     installed", with an empty table.
     """
-    k_check = power_of_two_exponent(scale)
-    del k_check
+    power_of_two_exponent(scale)  # ValueError now, before any work
     try:
         import torch  # noqa: F401
     except ImportError:

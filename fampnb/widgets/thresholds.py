@@ -90,7 +90,6 @@ def window_html(data: ThresholdData) -> str:
     return "<div style='font-size:13px'>" + "".join(lines) + "</div>"
 
 
-
 def make_threshold_explorer(g_max: float = 3.2e4, scale: float = 65536.0, g_min: float = 1e-3,
                             formats: tuple[str, ...] = ("fp16", "bf16")) -> tuple[Any, dict, dict]:
     """Build the threshold explorer; returns ``(ui, controls, artists)``."""
