@@ -6,6 +6,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from fampnb._lognum import NUM
+
 __all__ = ["Event", "LineState", "jsonable", "KINDS", "MAX_TEXT", "NUM"]
 
 #: event kinds, as in DESIGN.md
@@ -13,9 +15,6 @@ KINDS = ("backoff", "hysteresis", "growth", "skip", "loss", "nan", "fatal", "sca
 #: characters of the line kept in ``Event.text``
 MAX_TEXT = 400
 
-#: a number as logs print it: ints, floats, scientific, and the non-finite spellings ``nan``,
-#: ``-nan``, ``nan.0`` (Lightning bars), ``inf``, ``-inf``, ``infinity`` (searched lower-cased)
-NUM = r"[-+]?(?:nan(?:\.0+)?|inf(?:inity)?(?:\.0+)?|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
 
 
 @dataclass(slots=True)

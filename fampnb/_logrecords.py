@@ -12,7 +12,7 @@ import re
 from fampnb._logevent import NUM as _NUM
 from fampnb._logevent import Event, LineState, _c, _f
 
-__all__ = ["records", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale"]
+__all__ = ["records", "hf", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
 _MEGATRON = _c(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
@@ -41,7 +41,7 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event]) ->
     if "iteration" in low and _MEGATRON.search(low):
         _megatron(text, st, ev)
     elif "'loss'" in low or "'grad_norm'" in low or "'train_loss'" in low:
-        _hf(low, st, ev)
+        hf(low, st, ev)
     elif not out or out[-1].kind in ("scale", "skip"):
         _generic(text, low, st, ev)
 
@@ -73,7 +73,7 @@ def _megatron(text: str, st: LineState, ev: object) -> None:
         st.seen["megatron-scale"] = 1
 
 
-def _hf(text: str, st: LineState, ev: object) -> None:
+def hf(text: str, st: LineState, ev: object) -> None:
     vals = {k: _f(v) for k, v in _HF_FIELD.findall(text)}   # (text is lower-cased)
     loss = vals.get("loss", vals.get("train_loss", vals.get("eval_loss")))
     gnorm = vals.get("grad_norm")

@@ -13,6 +13,7 @@ import re
 
 from fampnb._logevent import KINDS, MAX_TEXT, Event, LineState, _c, _f, jsonable
 from fampnb._logevent import NUM as _NUM
+from fampnb._logrecords import hf as _hf_record
 from fampnb._logrecords import kv_values as _kv_values
 from fampnb._logrecords import log2_scale as _log2_scale
 from fampnb._logrecords import records as _records
@@ -28,6 +29,9 @@ __all__ = ["Event", "LineState", "parse_segment", "finish", "jsonable", "KINDS",
 PREFILTER = ("loss", "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum",
              "hysteresis", "lr_scheduler", "step", "iter", "grad", "bf16", "fp16", "float16",
              "16-mixed", "16bit", "precision", "fp32", "lr=0", "diverged", "invalid loss")
+#: an HF Trainer dict of finite numbers under the keys the dict rule reads (``_hf_plain``)
+_HF_KEY_NUM = r"'(?:loss|grad_norm|learning_rate|epoch)': -?\d+(?:\.\d+)?(?:e[-+]\d+)?"
+_HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
 #: fields kept per ``| key | value |`` table (memory stays bounded on any input)
 MAX_TABLE = 128
 #: lines without any of these words need only the record rules (loss / scale / grad norm)
@@ -213,6 +217,8 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
 
 
 def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Event]:
+    if text[:2] == "{'" and not st.table and _HF_PLAIN.fullmatch(text):
+        return _hf_plain(text, line_no, st)
     row = _table_row(text) if "|" in text else None
     flushed: list[Event] = []
     if st.table and (row is None or line_no > st.table_line + 1 or row[0] in st.table
@@ -353,6 +359,22 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     return out
 
 
+
+
+def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
+    """What ``_segment`` makes of an HF Trainer dict of finite numbers under the keys its rule
+    reads (the most common line of a Trainer log): no step, scaler wording, gate word, table or
+    wrapped wording can occur in such a line, so only the dict rule applies."""
+    out: list[Event] = []
+    cur = st.step if st.step is not None else line_no
+    short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
+
+    def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
+        out.append(Event(line_no=line_no, step=cur, kind=kind, framework=fw, text=short,
+                         rule=rule, **kw))  # type: ignore[arg-type]
+
+    _hf_record(text, st, ev)
+    return out
 
 
 def finish(st: LineState) -> list[Event]:

@@ -119,6 +119,9 @@ def _parse_picks(picks: Iterator[Pick], base: int, state: LineState) -> Iterator
     for idx, raw in picks:
         if raw.endswith(b"\r"):
             raw = raw[:-1]
+        if b"\r" not in raw and 0 < len(raw) <= MAX_PIECE:    # (the common case)
+            yield from parse_segment(raw.decode("utf-8", "replace"), base + idx + 1, state)
+            continue
         for part in raw.split(b"\r") if b"\r" in raw else (raw,):
             for i in range(0, len(part), MAX_PIECE):
                 piece = part[i:i + MAX_PIECE]
@@ -162,35 +165,116 @@ def _keep_freed() -> None:
 
 def _start_parallel(path: str, size: int, workers: int,
                     progress: Callable[[int, int], None] | None) -> Iterator[Event]:
-    """Submit the byte ranges of ``path`` to ``workers`` forked processes now; the returned
-    iterator parses their picks in order as they arrive (the caller imports and sets up the
-    rest of its work meanwhile)."""
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
+    """Fork ``workers`` processes now, each picking every ``workers``-th byte range of ``path``;
+    the returned iterator parses the ranges' picks in order as they arrive (the caller imports
+    and sets up the rest of its work meanwhile)."""
     parts = workers * 4      # the parent parses range k while the workers read on
     points = _split_points(path, size, parts)
     ranges = [(points[k], points[k + 1]) for k in range(parts) if points[k] < points[k + 1]]
-    pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_keep_freed)
-    futures = [pool.submit(_pick_range, path, a, b, k == 0, k == len(ranges) - 1)
-               for k, (a, b) in enumerate(ranges)]
+    jobs = [(a, b, k == 0, k == len(ranges) - 1) for k, (a, b) in enumerate(ranges)]
+    feeds: list[_Feed] = []
+    try:
+        for w in range(min(workers, len(jobs))):
+            feeds.append(_Feed(path, jobs[w::workers]))
+    except BaseException:
+        for f in feeds:
+            f.close(kill=True)
+        raise
 
     def events() -> Iterator[Event]:
         from fampnb._logrules import LineState, finish
 
-        state, base = LineState(), 0
+        state, base, done = LineState(), 0, False
         try:
-            for fut, (_, end) in zip(futures, ranges):
-                n_lines, picks = fut.result()
+            for k, (_, end) in enumerate(ranges):
+                n_lines, picks = feeds[k % len(feeds)].next()
                 yield from _parse_picks(iter(picks), base, state)
                 base += n_lines
                 if progress:
                     progress(end, size)
-        finally:            # (also when the caller stops early: ranges not begun are dropped)
-            pool.shutdown(wait=True, cancel_futures=True)
+            done = True
+        finally:            # (also when the caller stops early: the workers are stopped)
+            for f in feeds:
+                f.close(kill=not done)
         yield from finish(state)
 
     return events()
+
+
+class _Feed:
+    """A forked worker process that picks its byte ranges of a file in order, and a thread that
+    reads each range's result from the worker's pipe as soon as it is written (a worker never
+    waits for the parent to parse before it starts its next range)."""
+
+    def __init__(self, path: str, jobs: list[tuple[int, int, bool, bool]]) -> None:
+        import pickle
+        import queue
+        import threading
+
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:                              # the worker: never returns
+            status = 1
+            try:
+                os.close(r)
+                _keep_freed()
+                with open(w, "wb") as out:
+                    for job in jobs:
+                        try:
+                            item: tuple[str, Any] = ("ok", _pick_range(path, *job))
+                        except Exception as exc:  # noqa: BLE001 (raised again in the parent)
+                            item = ("error", exc)
+                        try:
+                            data = pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+                        except Exception:         # noqa: BLE001 (an exception that won't pickle)
+                            data = pickle.dumps(("error", OSError(str(item[1]))))
+                        out.write(data)
+                        out.flush()
+                        if item[0] == "error":
+                            break
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(w)
+        self.pid, self.fh = pid, open(r, "rb")
+        self.items: queue.SimpleQueue[tuple[str, Any] | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        import pickle
+
+        try:
+            while True:
+                self.items.put(pickle.load(self.fh))
+        except Exception:  # noqa: BLE001 (EOF, or a worker stopped mid-write: ``next`` says so)
+            self.items.put(None)
+
+    def next(self) -> tuple[int, list[Pick]]:
+        """The next range's (lines in the range, picked lines); a worker's error is raised."""
+        item = self.items.get()
+        if item is None:
+            raise OSError(f"a reader process (pid {self.pid}) ended before its part of the "
+                          f"file was read")
+        if item[0] == "error":
+            raise item[1]
+        return item[1]  # type: ignore[no-any-return]
+
+    def close(self, kill: bool) -> None:
+        """Reap the worker (stopped first when ``kill``: the caller stopped early)."""
+        if kill:
+            import signal
+
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        self.thread.join()
+        self.fh.close()
 
 
 def scan(source: str | os.PathLike[str] | IO[Any], workers: int = 1,
@@ -251,11 +335,7 @@ class _Counting:
 
 
 def _can_fork() -> bool:
-    try:
-        from multiprocessing import get_all_start_methods
-    except ImportError:
-        return False
-    return "fork" in get_all_start_methods()
+    return hasattr(os, "fork")
 
 
 def _scan_stream(fh: IO[Any]) -> Iterator[Event]:

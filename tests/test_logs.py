@@ -749,3 +749,118 @@ def test_scan_reads_the_new_wordings_like_parse(monkeypatch):
     assert full.verdict == "overflow", full.reason
     assert (fast.verdict, fast.backoffs, fast.final_scale) == (
         full.verdict, full.backoffs, full.final_scale)
+
+
+# ---- the reader's fast paths agree with the full rules -----------------------------------------
+HF_KEYS = ("loss", "grad_norm", "learning_rate", "epoch")
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs=st.lists(st.tuples(st.sampled_from(HF_KEYS),
+                                st.floats(allow_nan=False, allow_infinity=False, width=32)),
+                      min_size=1, max_size=5),
+       step=st.sampled_from([None, 7]), table_open=st.booleans())
+def test_hf_plain_dicts_parse_as_the_full_rules_do(pairs, step, table_open):
+    """An HF Trainer dict of finite numbers takes a short path (``_logrules._hf_plain``); its
+    events and state equal the full path's, whatever the reader's state."""
+    import re as _re
+
+    from fampnb import _logrules
+    from fampnb._logevent import LineState
+
+    text = "{" + ", ".join(f"'{k}': {v!r}" for k, v in pairs) + "}"
+    assert _logrules._HF_PLAIN.fullmatch(text), text
+
+    def run() -> tuple[list[Event], LineState]:
+        state = LineState(step=step)
+        if table_open:
+            state.table, state.table_line = {"loss": "1.0"}, 4
+        return _logrules.parse_segment(text, 5, state), state
+
+    fast = run()
+    plain = _logrules._HF_PLAIN
+    _logrules._HF_PLAIN = _re.compile(r"(?!)")        # never matches: the full path
+    try:
+        full = run()
+    finally:
+        _logrules._HF_PLAIN = plain
+    assert fast == full
+
+
+def test_hf_plain_leaves_other_dicts_to_the_full_rules():
+    from fampnb._logrules import _HF_PLAIN
+
+    for line in ("{'loss': nan, 'epoch': 1.0}", "{'loss': 1.0, 'step': 3}",
+                 "{'loss': inf}", "{'train_loss': 1.0, 'epoch': 1.0}", "{'loss': 1.0} overflow",
+                 "{'Loss': 1.0}", "{'loss': 1,0}", "{'loss': 1e400}x"):
+        assert not _HF_PLAIN.fullmatch(line), line
+
+
+def _big_log(tmp_path, monkeypatch) -> tuple[Path, list[int]]:
+    """A log the scan splits over worker processes, and the list their pids are added to."""
+    import os
+
+    from fampnb import _logscan
+
+    monkeypatch.setattr(_logscan, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(_logscan, "BLOCK", 16 << 10)
+    p = tmp_path / "run.log"
+    p.write_bytes(("\n".join(_hf_log(4000, nan_at=3000)) + "\n").encode())
+    pids: list[int] = []
+    fork = os.fork
+
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+    return p, pids
+
+
+def _reaped(pids: list[int]) -> bool:
+    import os
+
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return bool(pids)
+
+
+def test_parallel_scan_raises_a_workers_error(tmp_path, monkeypatch):
+    """An error in a reader process reaches the caller as itself; a reader process that dies
+    is an OSError, not a hang; either way every worker is reaped."""
+    import os
+
+    from fampnb import _logscan
+
+    p, pids = _big_log(tmp_path, monkeypatch)
+
+    def denied(*_):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(_logscan, "_pick_range", denied)       # (forked workers inherit it)
+    with pytest.raises(PermissionError):
+        list(logs.scan(p, workers=2))
+    assert len(pids) == 2 and _reaped(pids)
+    monkeypatch.setattr(_logscan, "_pick_range", lambda *_: os._exit(3))
+    with pytest.raises(OSError, match="ended before"):
+        list(logs.scan(p, workers=2))
+    assert len(pids) == 4 and _reaped(pids)
+
+
+def test_parallel_scan_stopped_early_stops_its_workers(tmp_path, monkeypatch):
+    from fampnb.diagnose import diagnose
+
+    p, pids = _big_log(tmp_path, monkeypatch)
+    evs = logs.scan(p, workers=2)
+    first = next(evs)
+    evs.close()
+    assert first.line_no >= 1 and len(pids) == 2 and _reaped(pids)
+    par, one_process = diagnose(logs.scan(p, workers=2)), diagnose(logs.scan(p))
+    assert (par.verdict, par.first_nan_line) == (one_process.verdict, one_process.first_nan_line)
+    assert _reaped(pids)
