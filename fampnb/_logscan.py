@@ -176,6 +176,8 @@ def _start_parallel(path: str, size: int, workers: int,
     try:
         for w in range(min(workers, len(jobs))):
             feeds.append(_Feed(path, jobs[w::workers]))
+        for f in feeds:         # (the threads start once every worker is forked)
+            f.start()
     except BaseException:
         for f in feeds:
             f.close(kill=True)
@@ -239,6 +241,8 @@ class _Feed:
         self.pid, self.fh = pid, open(r, "rb")
         self.items: queue.SimpleQueue[tuple[str, Any] | None] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._read, daemon=True)
+
+    def start(self) -> None:
         self.thread.start()
 
     def _read(self) -> None:
@@ -273,7 +277,8 @@ class _Feed:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
-        self.thread.join()
+        if self.thread.ident is not None:
+            self.thread.join()
         self.fh.close()
 
 
