@@ -16,7 +16,6 @@ KINDS = ("backoff", "hysteresis", "growth", "skip", "loss", "nan", "fatal", "sca
 MAX_TEXT = 400
 
 
-
 @dataclass(slots=True)
 class Event:
     """One record read from a log line.

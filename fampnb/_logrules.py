@@ -359,8 +359,6 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     return out
 
 
-
-
 def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
     """What ``_segment`` makes of an HF Trainer dict of finite numbers under the keys its rule
     reads (the most common line of a Trainer log): no step, scaler wording, gate word, table or

@@ -228,8 +228,10 @@ class _Feed:
                             item = ("error", exc)
                         try:
                             data = pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
-                        except Exception:         # noqa: BLE001 (an exception that won't pickle)
-                            data = pickle.dumps(("error", OSError(str(item[1]))))
+                        except Exception as exc:  # noqa: BLE001 (e.g. an error that won't pickle)
+                            err = item[1] if item[0] == "error" else exc
+                            item = ("error", OSError(f"{type(err).__name__}: {err}"))
+                            data = pickle.dumps(item)
                         out.write(data)
                         out.flush()
                         if item[0] == "error":

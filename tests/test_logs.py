@@ -852,6 +852,17 @@ def test_parallel_scan_raises_a_workers_error(tmp_path, monkeypatch):
         list(logs.scan(p, workers=2))
     assert len(pids) == 4 and _reaped(pids)
 
+    class Unpicklable(Exception):       # (a local class: pickle cannot name it)
+        pass
+
+    def odd(*_):
+        raise Unpicklable("odd")
+
+    monkeypatch.setattr(_logscan, "_pick_range", odd)
+    with pytest.raises(OSError, match="Unpicklable: odd"):
+        list(logs.scan(p, workers=2))
+    assert len(pids) == 6 and _reaped(pids)
+
 
 def test_parallel_scan_stopped_early_stops_its_workers(tmp_path, monkeypatch):
     from fampnb.diagnose import diagnose
