@@ -203,7 +203,16 @@ def _start_parallel(path: str, size: int, workers: int,
                 f.close(kill=not done)
         yield from finish(state)
 
-    return events()
+    import weakref
+
+    gen = events()
+    weakref.finalize(gen, _stop, feeds)     # (an iterator dropped before it was started)
+    return gen
+
+
+def _stop(feeds: list[_Feed]) -> None:
+    for f in feeds:
+        f.close(kill=True)
 
 
 class _Feed:
@@ -246,6 +255,7 @@ class _Feed:
         self.pid, self.fh = pid, open(r, "rb")
         self.items: queue.SimpleQueue[tuple[str, Any] | None] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._read, daemon=True)
+        self.closed = False
 
     def start(self) -> None:
         self.thread.start()
@@ -270,7 +280,11 @@ class _Feed:
         return item[1]  # type: ignore[no-any-return]
 
     def close(self, kill: bool) -> None:
-        """Reap the worker (stopped first when ``kill``: the caller stopped early)."""
+        """Reap the worker (stopped first when ``kill``: the caller stopped early); once only
+        (a reaped worker's pid may belong to another process by now)."""
+        if self.closed:
+            return
+        self.closed = True
         if kill:
             import signal
 

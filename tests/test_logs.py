@@ -865,6 +865,8 @@ def test_parallel_scan_raises_a_workers_error(tmp_path, monkeypatch):
 
 
 def test_parallel_scan_stopped_early_stops_its_workers(tmp_path, monkeypatch):
+    import gc
+
     from fampnb.diagnose import diagnose
 
     p, pids = _big_log(tmp_path, monkeypatch)
@@ -872,6 +874,10 @@ def test_parallel_scan_stopped_early_stops_its_workers(tmp_path, monkeypatch):
     first = next(evs)
     evs.close()
     assert first.line_no >= 1 and len(pids) == 2 and _reaped(pids)
+    unused = logs.scan(p, workers=2)      # dropped before it was started
+    del unused
+    gc.collect()
+    assert len(pids) == 4 and _reaped(pids)
     par, one_process = diagnose(logs.scan(p, workers=2)), diagnose(logs.scan(p))
     assert (par.verdict, par.first_nan_line) == (one_process.verdict, one_process.first_nan_line)
     assert _reaped(pids)
