@@ -225,6 +225,13 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
                   f"{r.last.line_no}) that may be isolated or the start of a cascade: {after}, so "
                   "nothing shows that the scale held")
         evidence += r.events[:3] + ([acc.last_loss_ev] if acc.last_loss_ev else [])
+    elif (jump := _ends_on_bad_grad_jump(acc)) is not None:
+        verdict = "unknown"
+        reason = (f"the excerpt ends on {acc.trailing_gn_bad} record(s) with a non-finite grad "
+                  f"norm whose loss jumps ({_fmt(jump[0])} -> {_fmt(jump[1])}): a step that an fp16 "
+                  "scaler skipped, or the start of a collapse (bf16 has no scaler to skip it); "
+                  "nothing after it shows which")
+        evidence += [acc.first_bad_grad, acc.last_loss_ev]
     elif acc.n == 0 or (acc.finite == 0 and not acc.runs and not acc.skips
                         and acc.final_scale is None and acc.first_nan is None):
         verdict = "unknown"
@@ -273,6 +280,19 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         precision=precision, hysteresis=acc.hyst, growths=acc.growths, skips=acc.skips,
         events_read=acc.n, trajectory=acc.traj.points, losses=acc.loss_s.points,
         backoff_marks=acc.bmarks.points, nan_marks=acc.nmarks.points)
+
+
+def _ends_on_bad_grad_jump(acc: Accumulator) -> tuple[float, float] | None:
+    """``(loss before, last loss)`` when the excerpt ends on one or two finite-loss records with a
+    non-finite grad norm and the loss jumps there (more than ``SPIKE_LOSS`` times the record
+    before them): as with a backoff at the window's end (``_held``), the lines stop before they
+    show whether training went on."""
+    k = acc.trailing_gn_bad
+    recent = list(acc.last_losses)
+    if not 1 <= k <= 2 or acc.last_record_nan or len(recent) <= k:
+        return None
+    ref, last = recent[-1 - k], recent[-1]
+    return (ref, last) if ref > 0 and last > SPIKE_LOSS * ref else None
 
 
 def _stuck_skipping(acc: Accumulator) -> bool:

@@ -79,6 +79,7 @@ class LineState:
     table: dict[str, str] = field(default_factory=dict)   # rows of a ``| key | value |`` table
     table_line: int = 0                 # line of the table's last row
     head: tuple[str, int] | None = None  # a line that ends inside a record's wording (wrapped)
+    total_step: int | None = None       # step named by the last line with a total-loss field
 
 
 def _f(text: str) -> float:

@@ -16,7 +16,10 @@ __all__ = ["records", "hf", "framework_of", "pick_loss", "table_row", "kv_values
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
 _MEGATRON = _c(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
-_MEG_FIELD = re.compile(r"\|\s*([A-Za-z][A-Za-z0-9 _\-()/]*?)\s*:\s*([^|]*?)\s*(?=\||$)")
+#: ``| key: value |`` cells, or ``| key value |`` with a number (Megatron-LM before 2020 and its
+#: forks print ``| lm loss 6.758929E+00 | loss scale 64.0 |``)
+_MEG_FIELD = re.compile(r"\|\s*([A-Za-z][A-Za-z0-9 _\-()/]*?)\s*(?::\s*([^|]*?)|\s(?i:(" + _NUM
+                        + r")))\s*(?=\||$)")
 _HF_FIELD = _c(r"'(loss|grad_norm|learning_rate|epoch|train_loss|eval_loss)':\s*(" + _NUM + ")")
 _GNORM = _c(r"\b(?:grad[_ ]?norm|gnorm)['\"]?(?:\s*[:=]\s*|\s+)(?:tensor\()?(" + _NUM + r")(?![\w.])")
 _SCALE_OBS = _c(r"(?:\bloss[ _]scale|grad scale)['\"]?\s*[:=]?\s*(" + _NUM + r")(?![\w.])")
@@ -37,17 +40,19 @@ def framework_of(text: str, default: str) -> str:
     return default
 
 
-def records(text: str, low: str, st: LineState, ev: object, out: list[Event]) -> None:
+def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
+            step: int | None = None) -> None:
+    """The record of a line (``step``: the step the line itself names, if any)."""
     if "iteration" in low and _MEGATRON.search(low):
         _megatron(text, st, ev)
     elif "'loss'" in low or "'grad_norm'" in low or "'train_loss'" in low:
         hf(low, st, ev)
     elif not out or out[-1].kind in ("scale", "skip"):
-        _generic(text, low, st, ev)
+        _generic(text, low, st, ev, step)
 
 
 def _megatron(text: str, st: LineState, ev: object) -> None:
-    fields = {k.strip().lower(): v for k, v in _MEG_FIELD.findall(text)}
+    fields = {k.strip().lower(): v or n for k, v, n in _MEG_FIELD.findall(text)}
     loss_keys = [k for k in fields if "loss" in k and "scale" not in k]
     loss_key = _best_loss_key(loss_keys, {k: _num(fields[k]) for k in loss_keys})
     scale = _num(fields.get("loss scale"))
@@ -84,10 +89,16 @@ def hf(text: str, st: LineState, ev: object) -> None:
        epoch=vals.get("epoch"))  # type: ignore[operator]
 
 
-def _generic(text: str, low: str, st: LineState, ev: object) -> None:
-    loss: float | None = None
-    if "loss" in low:
-        loss = _find_loss(low)
+def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -> None:
+    loss, total = _find_loss(low) if "loss" in low else (None, False)
+    if loss is not None:
+        if total:
+            st.total_step = step
+        elif step is None and st.total_step is not None and st.total_step == st.step:
+            # a component (``loss_cls: 0.64``) on a line of its own right after the total loss
+            # of the same step (Caffe, tf-faster-rcnn print one field a line): part of that
+            # record, not a record of its own
+            loss = None
     g = _GNORM.search(low) if "norm" in low else None
     gnorm = _f(g.group(1)) if g else None
     s = _SCALE_OBS.search(low) if "scale" in low else None
@@ -118,11 +129,12 @@ _LOSS_VAL = re.compile(r"['\"]?(?:\s*[:=]\s*|\s+is\s+|\s+)(?:tensor\()?(" + _NUM
 _KEYCH = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def _find_loss(low: str) -> float | None:
+def _find_loss(low: str) -> tuple[float | None, bool]:
     """The loss of a line with ``<key with loss>: <number>`` fields whose key is not a scale
     (``loss``, ``DLoss``, ``nll_loss``, ``loss_cls``...): the plain ``loss``/``total_loss`` field
     when there is one, else a non-finite component (mmdet prints ``loss_cls: nan``), else the
-    first.  ``str.find`` for ``loss``, the key's ends by hand, one anchored regex per value."""
+    first; and whether it is the total.  ``str.find`` for ``loss``, the key's ends by hand, one
+    anchored regex per value."""
     first: float | None = None
     bad: float | None = None
     i = low.find("loss")
@@ -139,13 +151,13 @@ def _find_loss(low: str) -> float | None:
             if m:
                 value = _f(m.group(1))
                 if key in TOTAL_LOSS:
-                    return value
+                    return value, True
                 if first is None:
                     first = value
                 if bad is None and not math.isfinite(value):
                     bad = value
         i = low.find("loss", ke)
-    return bad if bad is not None else first
+    return (bad if bad is not None else first), False
 
 
 def _num(text: str | None) -> float | None:

@@ -249,7 +249,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
                          rule=rule, total=total, explicit=explicit, **kw))  # type: ignore[arg-type]
 
     if not _gate(low):
-        _records(text, low, st, ev, out)
+        _records(text, low, st, ev, out, step)
         return out
 
     def scaled(kind: str, before: float | None, after: float | None, fw: str, rule: str,
@@ -355,7 +355,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
             ev("scale", "generic", "precision", precision=prec)
             break
 
-    _records(text, low, st, ev, out)
+    _records(text, low, st, ev, out, step)
     return out
 
 

@@ -132,6 +132,17 @@ def test_rules_grad_norm_nan():
     assert lines_diag(stuck).verdict == "overflow"
 
 
+def test_rules_window_ends_on_a_nonfinite_grad_norm():
+    """A window that ends on a non-finite grad norm whose loss jumps does not show that training
+    went on (as for a backoff at the window's end); without the jump it is a skipped step."""
+    base = [f"loss: {2 - i / 100:.3f}  grad_norm: 1.0" for i in range(10)]
+    d = lines_diag(base + ["loss: 3.100  grad_norm: nan"])
+    assert d.verdict == "unknown" and "jumps" in d.reason
+    assert lines_diag(base + ["loss: 1.900  grad_norm: nan"]).verdict == "healthy"
+    assert lines_diag(base + ["loss: 3.100  grad_norm: nan", "loss: 1.900  grad_norm: 1.0"]
+                      ).verdict == "healthy"
+
+
 def test_unknown_and_misuse():
     assert diagnose([]).verdict == "unknown"
     assert lines_diag(["hello", "world"]).verdict == "unknown"

@@ -136,6 +136,37 @@ def test_megatron_fields():
     assert e.scale_after == 1.0 and e.grad_norm == pytest.approx(0.752)
 
 
+def test_megatron_cells_without_colons():
+    """Megatron-LM before 2020 and its forks print ``| lm loss 6.758929E+00 | loss scale 64.0 |``."""
+    old = (" iteration      {it}/    3000 | elapsed time per iteration (ms): 12879.0 | learning "
+           "rate 6.300E-06 | lm loss {loss} | loss scale {scale} |")
+    e = one(old.format(it=400, loss="6.758929E+00", scale="64.0"))
+    assert (e.kind, e.rule, e.step, e.total) == ("loss", "megatron-loss", 400, 3000)
+    assert e.loss == pytest.approx(6.758929) and e.scale_after == 64.0
+    e = one(old.format(it=700, loss="NAN", scale="0.1"))
+    assert e.kind == "nan" and math.isnan(e.loss) and e.scale_after == 0.1
+
+
+def test_component_lines_after_a_total_belong_to_its_record():
+    """Caffe and tf-faster-rcnn print an iteration's total loss, then one component a line: those
+    lines are not records of their own; components with no total before them still are."""
+    tf = ["iter: 20 / 70000, total loss: nan", " >>> rpn_loss_cls: 0.648382",
+          " >>> loss_box: 0.199051", " >>> lr: 0.010000", "iter: 40 / 70000, total loss: 1.5",
+          " >>> loss_cls: 0.5"]
+    evs = list(parse(tf))
+    assert [(e.line_no, e.kind, e.step) for e in evs] == [(1, "nan", 20), (5, "loss", 40)]
+    caffe = ["I0426 19:55:49.662811 30135 solver.cpp:229] Iteration 0, loss = nan",
+             "I0426 19:55:49.662861 30135 solver.cpp:245]     Train net output #0: loss_bbox = nan"
+             " (* 1 = nan loss)",
+             "I0426 19:55:49.662870 30135 solver.cpp:245]     Train net output #1: loss_cls = 1.88"
+             " (* 1 = 1.88 loss)"]
+    assert [e.line_no for e in parse(caffe)] == [1]
+    alone = ["Epoch 3", "loss_cls: 0.5", "loss_cls: 0.4"]          # no total: each line counts
+    assert [e.loss for e in parse(alone)] == [0.5, 0.4]
+    after_new_step = ["iter: 20, total loss: 2.0", "iter: 30", "loss_cls: 0.5"]
+    assert [e.line_no for e in parse(after_new_step)] == [1, 3]
+
+
 def test_megatron_missing_loss_is_nan_without_skips_and_skip_with_them():
     e = one(MEG.format(loss="", scale="1.0", skip=0, nan=0))
     assert e.kind == "nan" and e.rule == "megatron-loss-missing"
