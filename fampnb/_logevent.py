@@ -25,12 +25,13 @@ class Event:
     ``scale_before``/``scale_after`` are loss scales (``scale_after`` alone for observations),
     ``loss`` and ``grad_norm`` floats (NaN/inf kept as float NaN/inf), ``framework`` the rule family
     that matched (``"deepspeed" "apex" "fairseq" "megatron" "hf" "torch" "keras" "mmengine"
-    "insightface" "lightning" "seed" "generic"``), ``text`` the line (truncated).  Extra fields:
-    ``rule`` names the matched wording, ``count`` how many steps a counter record covers, ``total``
-    the run length the line names (``iter 100/2892``), ``precision`` a precision the line states,
-    ``epoch`` the (fractional) epoch an HF Trainer record names, ``scale_log2`` the base-2 logarithm
-    of ``scale_after`` where the line prints the scale as one (``lg_loss_scale``: it keeps the size of
-    a scale below or above the float range, where ``scale_after`` reads 0.0 or inf).
+    "insightface" "lightning" "caffe" "seed" "generic"``), ``text`` the line (truncated).
+    Extra fields: ``rule`` names the matched wording, ``count`` how many steps a counter record
+    covers, ``total`` the run length the line names (``iter 100/2892``), ``precision`` a precision
+    the line states, ``epoch`` the (fractional) epoch an HF Trainer record names, ``scale_log2`` the
+    base-2 logarithm of ``scale_after`` where the line prints the scale as one (``lg_loss_scale``:
+    it keeps the size of a scale below or above the float range, where ``scale_after`` reads 0.0
+    or inf).
     """
 
     line_no: int

@@ -36,7 +36,7 @@ def framework_of(text: str, default: str) -> str:
     if "fairseq" in low or "train_inner" in low or _FAIRSEQ_SUMMARY.search(text):
         return "fairseq"
     if _GLOG.match(text):
-        return "keras"
+        return "caffe" if ".cpp:" in text else "keras"   # glog: Caffe's C++, else TF/absl
     return default
 
 

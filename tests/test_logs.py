@@ -160,7 +160,7 @@ def test_component_lines_after_a_total_belong_to_its_record():
              " (* 1 = nan loss)",
              "I0426 19:55:49.662870 30135 solver.cpp:245]     Train net output #1: loss_cls = 1.88"
              " (* 1 = 1.88 loss)"]
-    assert [e.line_no for e in parse(caffe)] == [1]
+    assert [(e.line_no, e.framework) for e in parse(caffe)] == [(1, "caffe")]
     alone = ["Epoch 3", "loss_cls: 0.5", "loss_cls: 0.4"]          # no total: each line counts
     assert [e.loss for e in parse(alone)] == [0.5, 0.4]
     after_new_step = ["iter: 20, total loss: 2.0", "iter: 30", "loss_cls: 0.5"]
