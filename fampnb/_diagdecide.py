@@ -255,8 +255,11 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         caveats.append(CAVEATS["fairseq-avg"])
     if fw in SILENT and verdict in ("data", "no-scaler", "unknown", "healthy") and acc.backoffs == 0:
         caveats.append(CAVEATS["silent"])
-    if acc.applied is not None:
+    if acc.applied is not None and precision != "fp16":
         caveats.append(CAVEATS["applied-nonfinite"])
+    if acc.scaler_skip is not None and acc.precision_ev is acc.scaler_skip:
+        caveats.append(CAVEATS["inferred-fp16"])
+        evidence.append(acc.scaler_skip)
 
     advice = list(ADVICE[verdict])
     if verdict in ("overflow", "no-scaler") and fw in FRAMEWORK_HINTS:

@@ -92,6 +92,7 @@ class Accumulator:
         self.n = 0
         self.fw: Counter[str] = Counter()
         self.precision: str | None = None
+        self.scaler_skip: Event | None = None   # a skipped step that only an fp16 scaler skips
         self.runs: list[Run] = []
         self.run: Run | None = None
         self.backoffs = self.hyst = self.growths = self.skips = 0
@@ -189,6 +190,8 @@ class Accumulator:
                 self.skip_after_floor += 1
             if ev.grad_norm is not None and not math.isfinite(ev.grad_norm):
                 self.first_bad_grad = self.first_bad_grad or ev
+            if ev.rule == "lr-frozen":
+                self.scaler_skip = self.scaler_skip or ev
         elif kind == "fatal":
             if len(self.fatal) < 20:
                 self.fatal.append(ev)
@@ -379,6 +382,9 @@ class Accumulator:
         from fampnb._diagdecide import decide
 
         self._close()
+        if not (precision or self.precision) and self.scaler_skip is not None:
+            # no precision given or stated, but a step was skipped as only fp16's scaler does
+            self.precision, self.precision_ev = "fp16", self.scaler_skip
         return decide(self, precision or self.precision)
 
 

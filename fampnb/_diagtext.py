@@ -95,6 +95,10 @@ CAVEATS: dict[str, str] = {
     "applied-nonfinite": (
         "The loss turned exactly 0.0 after a non-finite grad norm: the non-finite update reached "
         "the weights, which a dynamic fp16 scaler would have skipped (the usual bf16 trace)."),
+    "inferred-fp16": (
+        "The log does not state the precision; fp16 is inferred: a record with a non-finite grad "
+        "norm left the learning rate where it was although it had been moving, so the step was "
+        "skipped, which only an fp16 loss scaler does. Pass --precision if that is wrong."),
     "misuse": (
         "An API misuse error is in the log (e.g. fp16 parameters with GradScaler, unscale_/step "
         "called twice, clipping with a fused optimizer): fix the call order first (unscale_ before "

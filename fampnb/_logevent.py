@@ -81,6 +81,7 @@ class LineState:
     table_line: int = 0                 # line of the table's last row
     head: tuple[str, int] | None = None  # a line that ends inside a record's wording (wrapped)
     total_step: int | None = None       # step named by the last line with a total-loss field
+    hf_lr: tuple[float | None, float | None] = (None, None)   # the last two HF learning rates
 
 
 def _f(text: str) -> float:

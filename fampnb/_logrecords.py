@@ -87,6 +87,16 @@ def hf(text: str, st: LineState, ev: object) -> None:
     kind = "nan" if loss is not None and not math.isfinite(loss) else "loss"
     ev(kind, "hf", "hf-dict", loss=loss, grad_norm=gnorm,
        epoch=vals.get("epoch"))  # type: ignore[operator]
+    lr = vals.get("learning_rate")
+    if lr is None:
+        return
+    before, last = st.hf_lr
+    st.hf_lr = (last, lr)
+    if gnorm is not None and not math.isfinite(gnorm) and lr == last and before not in (None, last):
+        # a non-finite grad norm and a learning rate that stopped although it was moving: the
+        # Trainer (Accelerate) skips the scheduler with the optimizer step, and only an fp16
+        # loss scaler skips that (reference: "Skip detection")
+        ev("skip", "hf", "lr-frozen", count=1, grad_norm=gnorm)  # type: ignore[operator]
 
 
 def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -> None:

@@ -66,19 +66,22 @@ def _has(low: str, words: tuple[str, ...]) -> bool:
 
 
 # ---- steps ---------------------------------------------------------------------------------
-_STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, bool], ...] = (
-    # (word that must occur, pattern, step group, total group (0: none),
-    #  add (epoch-1)*total when an epoch >= 2 is named)
-    ("iteration", _c(r"\biteration\s+(\d+)\s*/\s*(\d+)"), 1, 2, False),        # Megatron
-    ("step=", _c(r"\bstep=(\d+),\s*skipped="), 1, 0, False),                   # DeepSpeed
-    ("num_updates", _c(r"\bnum_updates[= ](\d+)"), 1, 0, False),               # fairseq
-    ("global", _c(r"\bglobal[ _]step['\"]?\s*[:=]?\s*(\d+)"), 1, 0, False),          # insightface
-    ("iter", _c(r"\biter(?:ation)?s?\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)"), 1, 2, True),  # iter [1/9]
-    ("][", _c(r"\]\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, True),               # mmengine
-    ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, False),  # Step: 47, Step [4/9]
-    ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, False),
+_NAMED, _GROUP1 = 1, 2   # epoch handling of a step rule (0: none), see _STEP_RULES
+_STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
+    # (word that must occur, pattern, step group, total group (0: none), epoch: _NAMED adds
+    #  (epoch-1)*total when an "epoch N" >= 2 is named in the line; _GROUP1: the pattern's
+    #  group 1 is a 0-based epoch, epoch*total is added)
+    ("iteration", _c(r"\biteration\s+(\d+)\s*/\s*(\d+)"), 1, 2, 0),        # Megatron
+    ("step=", _c(r"\bstep=(\d+),\s*skipped="), 1, 0, 0),                   # DeepSpeed
+    ("num_updates", _c(r"\bnum_updates[= ](\d+)"), 1, 0, 0),               # fairseq
+    ("global", _c(r"\bglobal[ _]step['\"]?\s*[:=]?\s*(\d+)"), 1, 0, 0),          # insightface
+    ("iter", _c(r"\biter(?:ation)?s?\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)"), 1, 2, _NAMED),  # iter [1/9]
+    ("][", _c(r"\]\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, _NAMED),            # mmengine
+    ("train:", _c(r"\btrain:\s*(\d+)\s*\[\s*(\d+)\s*/\s*(\d+)"), 2, 3, _GROUP1),  # timm train.py
+    ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, 0),  # Step: 47, Step [4/9]
+    ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, 0),
     # tqdm " 378/2724 [00:01<", Keras "  3/226 [====>....." (a bar of = > . after the counter)
-    ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*\[(?:\d|[=>.]{3})"), 1, 2, False),
+    ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*\[(?:\d|[=>.]{3})"), 1, 2, 0),
 )
 _EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
 
@@ -113,14 +116,16 @@ def _search_count(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
 
 
 def _step(text: str) -> tuple[int | None, int | None]:
-    for word, rx, g_step, g_total, by_epoch in _STEP_RULES:
+    for word, rx, g_step, g_total, epoch in _STEP_RULES:
         if word not in text:
             continue
         m = _search_count(rx, text) if word == "/" else _search_at(rx, text, word)
         if m:
             step = int(m.group(g_step)[:12])
             total = int(m.group(g_total)[:12]) if g_total and m.group(g_total) else None
-            if by_epoch and total:
+            if epoch == _GROUP1 and total:
+                step += int(m.group(1)[:6]) * total
+            elif epoch == _NAMED and total:
                 ep = _EPOCH.search(text)
                 if ep and int(ep.group(1)[:6]) >= 2:
                     step += (int(ep.group(1)[:6]) - 1) * total

@@ -143,6 +143,23 @@ def test_rules_window_ends_on_a_nonfinite_grad_norm():
                       ).verdict == "healthy"
 
 
+def test_a_step_only_fp16_skips_makes_fp16_the_inferred_precision():
+    def rec(loss: str, gn: str, lr: str) -> str:
+        return f"{{'loss': {loss}, 'grad_norm': {gn}, 'learning_rate': {lr}, 'epoch': 0.01}}"
+
+    lines = [rec("3.6", "7.3", "4.9997e-05"), rec("63.4", "nan", "4.9990e-05"),
+             rec("0.0", "nan", "4.9990e-05")]
+    d = lines_diag(lines)
+    assert (d.verdict, d.precision) == ("overflow", "fp16")
+    assert any("fp16 is inferred" in c for c in d.caveats)
+    assert any(e.rule == "lr-frozen" for e in d.evidence)
+    stated = lines_diag(["TrainingArguments(bf16=True)"] + lines)     # a stated precision wins
+    assert stated.precision == "bf16" and stated.verdict == "no-scaler"
+    assert not any("fp16 is inferred" in c for c in stated.caveats)
+    given = lines_diag(lines, precision="bf16")                         # and so does --precision
+    assert given.precision == "bf16" and given.verdict == "no-scaler"
+
+
 def test_unknown_and_misuse():
     assert diagnose([]).verdict == "unknown"
     assert lines_diag(["hello", "world"]).verdict == "unknown"

@@ -147,6 +147,34 @@ def test_megatron_cells_without_colons():
     assert e.kind == "nan" and math.isnan(e.loss) and e.scale_after == 0.1
 
 
+def test_timm_train_lines_name_a_global_step():
+    """timm's train.py prints ``Train: {epoch} [{batch}/{batches} (pct%)]`` (epochs from 0)."""
+    e = one("Train: 4 [ 300/5004 (  6%)]  Loss:       nan (   nan)  Time: 3.225s,   79.37/s  "
+            "LR: 6.227e-02  Data: 3.035 (0.453)")
+    assert (e.kind, e.step, e.total, e.explicit) == ("nan", 4 * 5004 + 300, 5004, True)
+    assert one("Train: 0 [  50/5004 (  1%)]  Loss:  6.9 (6.9)").step == 50
+
+
+def test_hf_learning_rate_that_stops_with_a_nonfinite_grad_norm_is_a_skipped_step():
+    """Trainer/Accelerate skip the scheduler with a skipped optimizer step: a learning rate that
+    was moving and stops on a record with a non-finite grad norm is a step an fp16 scaler
+    skipped; a constant learning rate, or a finite grad norm, says nothing."""
+    def rec(loss: str, gn: str, lr: str) -> str:
+        return f"{{'loss': {loss}, 'grad_norm': {gn}, 'learning_rate': {lr}, 'epoch': 0.01}}"
+
+    moving = [rec("3.6", "7.3", "4.9997e-05"), rec("63.4", "nan", "4.9990e-05"),
+              rec("0.0", "nan", "4.9990e-05")]
+    evs = list(parse(moving))
+    assert [(e.line_no, e.kind, e.rule) for e in evs] == [
+        (1, "loss", "hf-dict"), (2, "loss", "hf-dict"), (3, "loss", "hf-dict"),
+        (3, "skip", "lr-frozen")]
+    constant = [rec("3.6", "7.3", "5e-05"), rec("63.4", "nan", "5e-05"), rec("0.0", "nan", "5e-05")]
+    assert not [e for e in parse(constant) if e.kind == "skip"]
+    finite = [rec("3.6", "7.3", "4.9997e-05"), rec("3.5", "7.1", "4.9990e-05"),
+              rec("3.4", "7.0", "4.9990e-05")]
+    assert not [e for e in parse(finite) if e.kind == "skip"]
+
+
 def test_component_lines_after_a_total_belong_to_its_record():
     """Caffe and tf-faster-rcnn print an iteration's total loss, then one component a line: those
     lines are not records of their own; components with no total before them still are."""
