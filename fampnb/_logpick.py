@@ -47,7 +47,7 @@ RARE = re.compile(
     rb"dynamic loss scale|loss scaling|skipping|lr value before|lr_scheduler|unscale|"
     rb"already been called|gradient clipping|error|exception|bf00|fp00|00-mixed|00bit|bfloat|"
     rb"precision|float00|non-finite|not finite|returned nan|_loss_scale\s+to|diverged with loss|"
-    rb"invalid loss")
+    rb"invalid loss|probably exploding")
 #: rare lines whose next line belongs to the same record (its scale, or the error message)
 CONTEXT = re.compile(rb"(?i)grad overflow on iteration|traceback|error|exception|warning")
 LOSSY = re.compile(rb"(?i)loss|grad[_ ]?norm|gnorm")

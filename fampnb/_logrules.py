@@ -39,7 +39,9 @@ _GATE = ("overflow", "hysteresis", "minimum", "dynamic loss scale", "loss scalin
          "skipped=", "lr value before", "lr_scheduler", "unscale", "already been called",
          "gradient clipping", "error", "bf16", "fp16", "16-mixed", "bfloat", "precision",
          "float16", "finite", "16bit", "fp32", "32-true", "lg_loss_scale", "log2_loss_scale",
-         "log_loss_scale", "diverged", "invalid loss")
+         "log_loss_scale", "diverged", "invalid loss", "probably exploding")
+
+
 def _word_at(low: str, word: str) -> bool:
     """Does ``word`` occur in ``low`` as a word (``nan`` but not ``nano``; ``inf`` not ``info``)?
     A plain ``str.find`` loop: faster than a regex that starts with a look-behind."""
@@ -158,6 +160,9 @@ _FAIRSEQ = _c(r"overflow detected,\s*(?:ignoring gradient,\s*)?setting (?:loss )
 _FS_OVF_ERR = _c(r"overflowerror:\s*setting loss scale to:?\s*(" + _NUM + ")")
 _FS_AMP_SKIP = _c(r"amp: skipping this batch")
 _MIN_REACHED = _c(r"minimum loss scale reached\s*\(\s*(" + _NUM + r")\s*\)")
+#: the same fairseq message by its second sentence (``... reached (0.0001). Your loss is probably
+#: exploding. Try lowering ...``, both the fp16 and the AMP wordings)
+_REACHED = _c(r"reached\s*\(\s*(" + _NUM + r")\s*\)[.\s]*your loss is probably exploding")
 _GRADS_NONFINITE = _c(r"gradients are nan/inf")
 _DS_PROGRESS = _c(r"\bstep=(\d+),\s*skipped=(\d+)")
 _LR0 = _c(r"tried to get lr value before scheduler/optimizer started stepping")
@@ -173,6 +178,10 @@ _ANOMALY_WORDS = ("returned nan", "found nan", " is nan", " is inf", "not finite
 _PREC_WORDS = ("bf16", "fp16", "bfloat", "float16", "16-mixed", "16bit", "precision", "fp32",
                "32-true")
 _TRACE_ERR = _c(r"\b(floatingpointerror|overflowerror)\b:?\s*(.{0,200})")
+#: any other exception whose message says the loss diverged or is not finite (a training script's
+#: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``)
+_LOSS_ERR = _c(r"\b(\w*error)\b:\s*(?=.{0,200}?\bloss\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
+               r"\binf(?:inity)?\b|not finite|non-finite))")
 
 # ---- precision hints -------------------------------------------------------------------------
 _PREC = (
@@ -329,12 +338,16 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if "amp: skipping" in low:
         ev("skip", "fairseq", "fairseq-amp-skip", count=1)
     m = _MIN_REACHED.search(low) if "minimum loss scale" in low else None
-    if m:
-        ev("fatal", "fairseq", "min-scale", scale_after=_f(m.group(1)))
+    exploding = m is None and "probably exploding" in low   # the message's second sentence,
+    if exploding:                                           # its head cut or wrapped away
+        m = _REACHED.search(low)
+    if m or exploding:
+        ev("fatal", "fairseq", "min-scale", scale_after=_f(m.group(1)) if m else None)
     elif "nan/inf" in low and _GRADS_NONFINITE.search(low):
         ev("fatal", "fairseq", "nonfinite-grad", grad_norm=math.nan)
-    elif not fs:
-        m = _TRACE_ERR.search(low) if "error" in low else None
+    elif not fs and "error" in low:
+        m = _TRACE_ERR.search(low) or (_LOSS_ERR.search(low) if "loss" in low and not out
+                                       else None)
         if m:
             ev("fatal", "torch", m.group(1).lower())
     m = _DS_PROGRESS.search(low) if "skipped=" in low else None

@@ -147,6 +147,28 @@ def test_megatron_cells_without_colons():
     assert e.kind == "nan" and math.isnan(e.loss) and e.scale_after == 0.1
 
 
+def test_fairseq_min_scale_message_by_its_second_sentence():
+    """fairseq's minimum-scale error, its head cut or wrapped away, is known by the rest of it."""
+    e = one("    ).format(self.args. scale reached (0.0001). Your loss is probably exploding. Try "
+            "lowering the learning rate, using gradient clipping or increasing the batch size.")
+    assert (e.kind, e.framework, e.rule, e.scale_after) == ("fatal", "fairseq", "min-scale", 1e-4)
+    e = one("Your loss is probably exploding. Try restarting training or use fp32.")
+    assert (e.kind, e.rule, e.scale_after) == ("fatal", "min-scale", None)
+
+
+def test_exceptions_that_say_the_loss_diverged_end_the_run():
+    """A training script's own check (``RuntimeError: Loss is diverging!``) is a fatal record;
+    other errors, or errors that only name a loss, are not."""
+    for line, rule in (("RuntimeError: Loss is diverging!", "runtimeerror"),
+                       ("ValueError: the loss diverged at step 12", "valueerror"),
+                       ("AssertionError: the loss exploded (1e+30)", "assertionerror")):
+        e = one(line)
+        assert (e.kind, e.rule) == ("fatal", rule), line
+    for line in ("KeyError: 'loss'", "RuntimeError: CUDA error: out of memory",
+                 "ValueError: expected loss_fn to be callable"):
+        assert not [e for e in parse([line]) if e.kind == "fatal"], line
+
+
 def test_timm_train_lines_name_a_global_step():
     """timm's train.py prints ``Train: {epoch} [{batch}/{batches} (pct%)]`` (epochs from 0)."""
     e = one("Train: 4 [ 300/5004 (  6%)]  Loss:       nan (   nan)  Time: 3.225s,   79.37/s  "
