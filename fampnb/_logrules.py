@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from fampnb._logevent import KINDS, MAX_TEXT, Event, LineState, _c, _f, jsonable
 from fampnb._logevent import NUM as _NUM
@@ -251,17 +252,9 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         st.head = (text, line_no)   # read with the next line (``parse_segment``)
         return flushed
     step, total = _step(low)
-    explicit = step is not None
-    if explicit:
+    if step is not None:
         st.step = step
-    cur = step if step is not None else (st.step if st.step is not None else line_no)
-    short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
-    out: list[Event] = []
-
-    def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
-        out.append(Event(line_no=line_no, step=cur, kind=kind, framework=fw, text=short,
-                         rule=rule, total=total, explicit=explicit, **kw))  # type: ignore[arg-type]
-
+    out, ev = _emitter(text, line_no, st, step, total)
     if not _gate(low):
         _records(text, low, st, ev, out, step)
         return out
@@ -296,9 +289,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     for m in _DYN_UP.finditer(low) if dyn else ():
         scaled("growth", _f(m.group(1)), _f(m.group(2)), "deepspeed", "dyn-increase")
     for m in _DS_GRAD_OVF.finditer(low) if "grad overflow on" in low else ():
-        out.append(Event(line_no=line_no, step=int(m.group(1)[:12]), kind="skip",
-                         framework="deepspeed", text=short, rule="ds-grad-overflow", count=1,
-                         explicit=True))
+        ev("skip", "deepspeed", "ds-grad-overflow", step=int(m.group(1)[:12]), total=None,
+           count=1, explicit=True)
         st.overflow_line = line_no
     m = _LEGACY_SCALE.search(low) if "using dynamic loss scale" in low else None
     if m:
@@ -381,16 +373,26 @@ def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
     """What ``_segment`` makes of an HF Trainer dict of finite numbers under the keys its rule
     reads (the most common line of a Trainer log): no step, scaler wording, gate word, table or
     wrapped wording can occur in such a line, so only the dict rule applies."""
-    out: list[Event] = []
-    cur = st.step if st.step is not None else line_no
-    short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
-
-    def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
-        out.append(Event(line_no=line_no, step=cur, kind=kind, framework=fw, text=short,
-                         rule=rule, **kw))  # type: ignore[arg-type]
-
+    out, ev = _emitter(text, line_no, st, None, None)
     _hf_record(text, st, ev)
     return out
+
+
+def _emitter(text: str, line_no: int, st: LineState, step: int | None,
+             total: int | None) -> tuple[list[Event], Callable[..., None]]:
+    """``(out, ev)``: ``ev(kind, framework, rule, **fields)`` appends an ``Event`` of this line to
+    ``out``; its step is the one the line names, else the last one named, else the line number
+    (``step``, ``total`` and ``explicit`` can be given instead)."""
+    cur = step if step is not None else (st.step if st.step is not None else line_no)
+    short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
+    named = {"step": cur, "total": total, "explicit": step is not None}
+    out: list[Event] = []
+
+    def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
+        out.append(Event(line_no=line_no, kind=kind, framework=fw, text=short, rule=rule,
+                         **{**named, **kw}))  # type: ignore[arg-type]
+
+    return out, ev
 
 
 def finish(st: LineState) -> list[Event]:

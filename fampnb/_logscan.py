@@ -175,15 +175,15 @@ def _start_parallel(path: str, size: int, workers: int,
     points = _split_points(path, size, parts)
     ranges = [(points[k], points[k + 1]) for k in range(parts) if points[k] < points[k + 1]]
     jobs = [(a, b, k == 0, k == len(ranges) - 1) for k, (a, b) in enumerate(ranges)]
+    workers = min(workers, len(jobs))
     feeds: list[_Feed] = []
     try:
-        for w in range(min(workers, len(jobs))):
+        for w in range(workers):
             feeds.append(_Feed(path, jobs[w::workers]))
         for f in feeds:         # (the threads start once every worker is forked)
             f.start()
     except BaseException:
-        for f in feeds:
-            f.close(kill=True)
+        _close_all(feeds, kill=True)
         raise
 
     def events() -> Iterator[Event]:
@@ -192,27 +192,26 @@ def _start_parallel(path: str, size: int, workers: int,
         state, base, done = LineState(), 0, False
         try:
             for k, (_, end) in enumerate(ranges):
-                n_lines, picks = feeds[k % len(feeds)].next()
+                n_lines, picks = feeds[k % workers].next()
                 yield from _parse_picks(iter(picks), base, state)
                 base += n_lines
                 if progress:
                     progress(end, size)
             done = True
         finally:            # (also when the caller stops early: the workers are stopped)
-            for f in feeds:
-                f.close(kill=not done)
+            _close_all(feeds, kill=not done)
         yield from finish(state)
 
     import weakref
 
     gen = events()
-    weakref.finalize(gen, _stop, feeds)     # (an iterator dropped before it was started)
+    weakref.finalize(gen, _close_all, feeds, True)  # (an iterator dropped before it started)
     return gen
 
 
-def _stop(feeds: list[_Feed]) -> None:
+def _close_all(feeds: list[_Feed], kill: bool) -> None:
     for f in feeds:
-        f.close(kill=True)
+        f.close(kill)
 
 
 class _Feed:
