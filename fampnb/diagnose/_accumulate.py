@@ -11,8 +11,7 @@ import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from fampnb._logrules import Event
-from fampnb.diagnose import Diagnosis
+from fampnb.logs import Event
 
 EARLY_STEPS = 100          # a NaN at or before this step (or within 5% of the run) is "at the start"
 EARLY_EPOCH = 0.05         # ... or an HF record at or before this epoch (with no step counter)
@@ -90,6 +89,7 @@ def _early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = 
 class Accumulator:
     def __init__(self) -> None:
         self.n = 0
+        self.notes: dict[str, Event] = {}     # reader notes (``truncated``)
         self.fw: Counter[str] = Counter()
         self.precision: str | None = None
         self.scaler_skip: Event | None = None   # a skipped step that only an fp16 scaler skips
@@ -150,6 +150,9 @@ class Accumulator:
 
     # ---- feeding ------------------------------------------------------------------------
     def feed(self, ev: Event) -> None:
+        if ev.kind == "note":
+            self.notes.setdefault(ev.rule, ev)
+            return
         self.n += 1
         if ev.rule == "ds-counter-zero":
             # a skip counter at zero: no dynamic scaler has skipped a step so far (reference §7:
@@ -378,14 +381,14 @@ class Accumulator:
         self.rec_index += 1
 
     # ---- deciding -----------------------------------------------------------------------
-    def finish(self, precision: str | None) -> Diagnosis:
-        from fampnb._diagdecide import decide
-
+    def close(self, precision: str | None) -> str | None:
+        """End of the input: the open run is closed; returns the precision to decide with (the
+        one given, else the one stated, else fp16 where a step was skipped as only fp16's scaler
+        does)."""
         self._close()
         if not (precision or self.precision) and self.scaler_skip is not None:
-            # no precision given or stated, but a step was skipped as only fp16's scaler does
             self.precision, self.precision_ev = "fp16", self.scaler_skip
-        return decide(self, precision or self.precision)
+        return precision or self.precision
 
 
 __all__ = ["Accumulator", "Run", "Thin", "EARLY_STEPS", "EARLY_EPOCH", "NEAR_RECORDS",

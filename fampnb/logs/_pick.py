@@ -1,4 +1,4 @@
-"""Which lines of a block the doctor's fast reader parses (``fampnb._logscan`` reads the blocks).
+"""Which lines of a block the doctor's fast reader parses (``fampnb.logs._scan`` reads the blocks).
 
 Long logs repeat a few line *templates* (the same line with other digits).  ``Picker.block`` maps
 every digit of a block to ``0`` (``bytes.translate``), splits it and takes the set of templates,
@@ -8,7 +8,7 @@ overflow, minimum, error, precision words, ...), so per block only these lines a
 - the lines of rare templates, and the line after those that start a record (DeepSpeed's verbose
   ``Reducing dynamic loss scale`` follows its ``Grad overflow`` line; traceback messages and
   warning sources follow their header);
-- lines that end inside a scaler wording (wrapped at the terminal width, ``fampnb._logwrap``) and
+- lines that end inside a scaler wording (wrapped at the terminal width, ``fampnb.logs._wrap``) and
   the line after each (the reader joins them), also across block and range boundaries;
 - the first and last 64 KiB of the log (start-up and ending);
 - every line where a printed loss scale changes (Megatron/Keras/user loops print one on every
@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from itertools import compress, count, islice
 
-from fampnb._logwrap import wrap_head
+from fampnb.logs._vocab import WORDS
+from fampnb.logs._wrap import wrap_head
 
 __all__ = ["Picker", "Pick"]
 
@@ -50,9 +51,11 @@ RARE = re.compile(
     rb"invalid loss|probably exploding")
 #: rare lines whose next line belongs to the same record (its scale, or the error message)
 CONTEXT = re.compile(rb"(?i)grad overflow on iteration|traceback|error|exception|warning")
-LOSSY = re.compile(rb"(?i)loss|grad[_ ]?norm|gnorm")
+#: a record-like line: a word of the vocabulary's role names (``fampnb.logs._vocab.WORDS``)
+LOSSY = re.compile(rb"(?i)" + b"|".join(re.escape(w.encode()) for w in WORDS))
 #: a printed scale (also a ``| loss_scale | 1024 |`` table row, ``lg_loss_scale`` included)
-SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad scale)['\"]?\s*[:=|]?\s*([-+0-9.eE]+)")
+SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad[ _]scale|cur_scale|(?<![a-z_])scale)['\"]?\s*[:=|]?\s*"
+                   rb"['\"]?([-+0-9.eE]+)")
 MEG_SCALE = b"| loss scale:"
 MEG_WITH_LOSS = re.compile(rb"loss: [^|\n]*\|\s*loss scale:")
 MEG_COUNTER = re.compile(rb"iterations:\s*0*[1-9]")

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-from fampnb._diagtext import ADVICE, CAVEATS, FRAMEWORK_HINTS, SILENT
-from fampnb._logrules import Event
-from fampnb.diagnose import Diagnosis
-
-from fampnb._diagrules import CALIBRATION_FLOOR, EARLY_STEPS, FLOOR, NEAR_RECORDS
-
-if TYPE_CHECKING:
-    from fampnb._diagrules import Accumulator, Run
+from fampnb.diagnose._accumulate import (CALIBRATION_FLOOR, EARLY_STEPS, FLOOR, NEAR_RECORDS,
+                                         Accumulator, Run)
+from fampnb.diagnose._diagnosis import Diagnosis
+from fampnb.diagnose._text import ADVICE, CAVEATS, FRAMEWORK_HINTS, SILENT
+from fampnb.logs import Event
 
 
 #: frameworks known to run a scaler that never prints (``generic`` user prints are not one)
@@ -261,6 +257,8 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         caveats.append(CAVEATS["inferred-fp16"])
         evidence.append(acc.scaler_skip)
 
+    if "truncated" in acc.notes:
+        caveats.append(CAVEATS["truncated"])
     advice = list(ADVICE[verdict])
     if verdict in ("overflow", "no-scaler") and fw in FRAMEWORK_HINTS:
         advice.append(FRAMEWORK_HINTS[fw])

@@ -12,24 +12,30 @@ import math
 import re
 from collections.abc import Callable
 
-from fampnb._logevent import KINDS, MAX_TEXT, Event, LineState, _c, _f, jsonable
-from fampnb._logevent import NUM as _NUM
-from fampnb._logrecords import hf as _hf_record
-from fampnb._logrecords import kv_values as _kv_values
-from fampnb._logrecords import log2_scale as _log2_scale
-from fampnb._logrecords import records as _records
-from fampnb._logrecords import table_row as _table_row
-from fampnb._logwrap import join as _join
-from fampnb._logwrap import wrap_head as _wrap_head
+from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _c, _f, jsonable
+from fampnb.logs._event import NUM as _NUM
+from fampnb.logs._fields import hf as _hf_record
+from fampnb.logs._fields import kv_values as _kv_values
+from fampnb.logs._fields import log2_scale as _log2_scale
+from fampnb.logs._fields import records as _records
+from fampnb.logs._fields import table_row as _table_row
+from fampnb.logs._notation import header as _header
+from fampnb.logs._notation import json_field as _json_field
+from fampnb.logs._notation import row as _csv_row
+from fampnb.logs._read import utf16 as _utf16
+from fampnb.logs._vocab import WORDS as _ROLE_WORDS
+from fampnb.logs._wrap import join as _join
+from fampnb.logs._wrap import wrap_head as _wrap_head
 
 __all__ = ["Event", "LineState", "parse_segment", "finish", "jsonable", "KINDS", "PREFILTER",
-           "MAX_TEXT"]
+           "MAX_TEXT", "structured_head", "truncated_note"]
 
 #: a cheap test (substring checks on the lower-cased line): lines without any of these words
 #: carry nothing for the doctor
-PREFILTER = ("loss", "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum",
-             "hysteresis", "lr_scheduler", "step", "iter", "grad", "bf16", "fp16", "float16",
-             "16-mixed", "16bit", "precision", "fp32", "lr=0", "diverged", "invalid loss")
+PREFILTER = tuple(dict.fromkeys(_ROLE_WORDS + (
+    "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum", "hysteresis",
+    "lr_scheduler", "grad", "bf16", "fp16", "float16", "16-mixed", "16bit", "precision", "fp32",
+    "lr=0", "diverged", "invalid loss")))
 #: an HF Trainer dict of finite numbers under the keys the dict rule reads (``_hf_plain``)
 _HF_KEY_NUM = r"'(?:loss|grad_norm|learning_rate|epoch)': -?\d+(?:\.\d+)?(?:e[-+]\d+)?"
 _HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
@@ -218,7 +224,7 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
     Two-cell table rows (``| loss | nan |``) are collected in ``st`` and read as one record when
     the table ends (a line that is not a row, a gap in the line numbers, a key seen again, or
     ``finish``); at most ``MAX_TABLE`` fields are kept per table.  A line that ends inside a
-    scaler wording (wrapped at the terminal width, ``fampnb._logwrap``) is held back for one
+    scaler wording (wrapped at the terminal width, ``fampnb.logs._wrap``) is held back for one
     segment: read joined with the next physical line when that completes the wording, else on
     its own (its events then come just before the next line's)."""
     if st.head is not None:
@@ -235,6 +241,12 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if text[:2] == "{'" and not st.table and _HF_PLAIN.fullmatch(text):
         return _hf_plain(text, line_no, st)
     row = _table_row(text) if "|" in text else None
+    if row is None and text.lstrip()[:1] == '"':
+        row = _json_field(text.lower())      # a field of a pretty-printed JSON object
+    if row is None and st.header is not None:
+        out = _header_row(text, line_no, st)
+        if out is not None:
+            return _finish_table(st) + out if st.table else out
     flushed: list[Event] = []
     if st.table and (row is None or line_no > st.table_line + 1 or row[0] in st.table
                      or len(st.table) >= MAX_TABLE):
@@ -248,12 +260,21 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         return flushed
     if flushed:
         return flushed + _segment(text, line_no, st, may_wrap)
+    if "loss" in low or "scale" in low or "norm" in low or "ppl" in low or "xent" in low:
+        head = _header(low)
+        if head is not None:
+            st.header = head
+            return flushed
     if may_wrap and _wrap_head(low):
         st.head = (text, line_no)   # read with the next line (``parse_segment``)
         return flushed
     step, total = _step(low)
     if step is not None:
         st.step = step
+    if "epoch" in low:
+        ep = _EPOCH.search(low)
+        if ep:
+            st.epoch = int(ep.group(1)[:6])
     out, ev = _emitter(text, line_no, st, step, total)
     if not _gate(low):
         _records(text, low, st, ev, out, step)
@@ -389,8 +410,11 @@ def _emitter(text: str, line_no: int, st: LineState, step: int | None,
     out: list[Event] = []
 
     def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
-        out.append(Event(line_no=line_no, kind=kind, framework=fw, text=short, rule=rule,
-                         **{**named, **kw}))  # type: ignore[arg-type]
+        e = Event(line_no=line_no, kind=kind, framework=fw, text=short, rule=rule,
+                  **{**named, **kw})  # type: ignore[arg-type]
+        if e.epoch is None and st.epoch is not None:
+            e.epoch = st.epoch          # the epoch the log named last (``Epoch 29``)
+        out.append(e)
 
     return out, ev
 
@@ -406,7 +430,7 @@ def finish(st: LineState) -> list[Event]:
     return out + _finish_table(st)
 
 
-def _finish_table(st: LineState) -> list[Event]:
+def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     """The record of a ``| key | value |`` table (the reader calls it when a table ends).  One
     record per table: its loss (the exact ``loss`` key first), grad norm, loss scale
     (``lg_loss_scale`` is a base-2 logarithm) and step."""
@@ -419,7 +443,7 @@ def _finish_table(st: LineState) -> list[Event]:
         st.step = step
     cur = step if step is not None else (st.step if st.step is not None else line_no)
     text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
-    kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule="table",
+    kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule=rule,
               explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale,
               scale_log2=lg2)
     if scale is not None:
@@ -430,4 +454,43 @@ def _finish_table(st: LineState) -> list[Event]:
         return [Event(kind="skip", **kw)]  # type: ignore[arg-type]
     if scale is not None:
         return [Event(kind="scale", **kw)]  # type: ignore[arg-type]
+    return []
+
+
+def _header_row(text: str, line_no: int, st: LineState) -> list[Event] | None:
+    """The record of a data row under the header row read before (None: not such a row)."""
+    assert st.header is not None
+    delim, names = st.header
+    cells = _csv_row(text.lower(), delim, names)
+    if cells is None:
+        return None
+    st.table = dict(cells)
+    st.table_line = line_no
+    return _finish_table(st, rule="row")
+
+
+def structured_head(head: bytes) -> bool:
+    """Is a file whose first bytes are ``head`` structured (a header row, a pretty-printed JSON
+    document) or UTF-16: read whole, since every row is a record there."""
+    if _utf16(head):
+        return True
+    lines = [x.strip() for x in head[:8192].split(b"\n") if x.strip()][:3]
+    if not lines:
+        return False
+    if lines[0] in (b"{", b"[") or (lines[0][:1] in (b"{", b"[") and lines[0][-1:] in (b"{", b"[")):
+        return True
+    try:
+        return _header(lines[0].decode("utf-8", "replace").lower()) is not None
+    except ValueError:
+        return False
+
+
+def truncated_note(readers: list, st: LineState) -> list[Event]:  # type: ignore[type-arg]
+    """A ``note`` event when a compressed input was cut short (the diagnosis caveats it)."""
+    for rd in readers:
+        why = getattr(rd, "truncated", "")
+        if why:
+            step = st.step if st.step is not None else 0
+            return [Event(line_no=0, step=step, kind="note", rule="truncated",
+                          text=f"the compressed file ends early ({why})"[:MAX_TEXT])]
     return []

@@ -99,6 +99,9 @@ CAVEATS: dict[str, str] = {
         "The log does not state the precision; fp16 is inferred: a record with a non-finite grad "
         "norm left the learning rate where it was although it had been moving, so the step was "
         "skipped, which only an fp16 loss scaler does. Pass --precision if that is wrong."),
+    "truncated": (
+        "The file was cut short (a compressed log that ends early): the verdict is read from the "
+        "lines before the cut; what came after it is unknown."),
     "misuse": (
         "An API misuse error is in the log (e.g. fp16 parameters with GradScaler, unscale_/step "
         "called twice, clipping with a fused optimizer): fix the call order first (unscale_ before "

@@ -6,12 +6,12 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from fampnb._lognum import NUM
+from fampnb.logs._num import NUM
 
 __all__ = ["Event", "LineState", "jsonable", "KINDS", "MAX_TEXT", "NUM"]
 
 #: event kinds, as in DESIGN.md
-KINDS = ("backoff", "hysteresis", "growth", "skip", "loss", "nan", "fatal", "scale")
+KINDS = ("backoff", "hysteresis", "growth", "skip", "loss", "nan", "fatal", "scale", "note")
 #: characters of the line kept in ``Event.text``
 MAX_TEXT = 400
 
@@ -82,6 +82,8 @@ class LineState:
     head: tuple[str, int] | None = None  # a line that ends inside a record's wording (wrapped)
     total_step: int | None = None       # step named by the last line with a total-loss field
     hf_lr: tuple[float | None, float | None] = (None, None)   # the last two HF learning rates
+    epoch: int | None = None            # the last ``Epoch N`` a line named
+    header: tuple[str, list[str]] | None = None   # a CSV/TSV/table header row: (delimiter, names)
 
 
 def _f(text: str) -> float:
