@@ -300,37 +300,38 @@ def render_megatron(run: Run) -> list[str]:
         out.append(f" iteration {r.step:8d}/{run.total_steps:8d} | consumed samples: {r.step * 64:12d} |"
                    f" elapsed time per iteration (ms): {356.2 + r.step % 7:.1f} |"
                    f" learning rate: {r.lr:.3E} | global batch size: {64:5d} |"
-                   f" lm loss: {r.loss:.6E} | loss scale: {_megatron_scale(r.scale)} | grad norm: {r.grad_norm:.3f} |"
+                   f" lm loss: {r.loss:.6E} | loss scale: {_megatron_scale(r.scale)} |"
+                   f" grad norm: {r.grad_norm:.3f} |"
                    f" number of skipped iterations: {int(r.skipped):3d} |"
                    f" number of nan iterations: {nan_iter:3d} |")
     return out
 
 
+def _fairseq_stats(r: Record, speed: tuple[str, str, str, str]) -> list[tuple[str, str]]:
+    """The stats of one fairseq update, as its progress bar formats them ({:g}; loss rounded to 3);
+    ``speed``: the wps, ups, wpb, bsz values."""
+    loss = round(r.loss, 3) if math.isfinite(r.loss) else r.loss
+    return [("loss", f"{loss:g}"), *zip(("wps", "ups", "wpb", "bsz"), speed),
+            ("num_updates", str(r.step)), ("lr", f"{r.lr:g}"), ("gnorm", f"{round(r.grad_norm, 3):g}"),
+            ("loss_scale", f"{r.scale:g}"), ("train_wall", str(r.step // 3)), ("wall", str(r.step // 2 + 40))]
+
+
 @notation("fairseq_pipe")
 def render_fairseq_pipe(run: Run) -> list[str]:
     """fairseq's stats print: '| '-joined 'key value' pairs ({:g} numbers)."""
-    out = []
-    for r in run.records:
-        ep, _ = _epoch_pos(run, r.step)
-        loss = round(r.loss, 3) if math.isfinite(r.loss) else r.loss
-        out.append(f"{_clock(r.step):%Y-%m-%d %H:%M:%S} | INFO | train | epoch {ep:03d} | loss {loss:g} | "
-                   f"wps 31194.9 | ups 0.07 | wpb 430468 | bsz 14485.4 | num_updates {r.step} | "
-                   f"lr {r.lr:g} | gnorm {round(r.grad_norm, 3):g} | loss_scale {r.scale:g} | "
-                   f"train_wall {r.step // 3} | wall {r.step // 2 + 40}")
-    return out
+    speed = ("31194.9", "0.07", "430468", "14485.4")
+    return [f"{_clock(r.step):%Y-%m-%d %H:%M:%S} | INFO | train | epoch {_epoch_pos(run, r.step)[0]:03d} | "
+            + " | ".join(f"{k} {v}" for k, v in _fairseq_stats(r, speed)) for r in run.records]
 
 
 @notation("fairseq_inner")
 def render_fairseq_inner(run: Run) -> list[str]:
     """fairseq simple format: 'epoch 001:    100 / 356 key=value, key=value, ...'."""
-    out = []
+    out, speed = [], ("30690.8", "2.66", "31075.5", "64")
     for r in run.records:
         ep, k = _epoch_pos(run, r.step)
-        loss = round(r.loss, 3) if math.isfinite(r.loss) else r.loss
         out.append(f"{_clock(r.step):%Y-%m-%d %H:%M:%S} | INFO | train_inner | epoch {ep:03d}: {k:6d} / "
-                   f"{run.epoch_steps} loss={loss:g}, wps=30690.8, ups=2.66, wpb=31075.5, bsz=64, "
-                   f"num_updates={r.step}, lr={r.lr:g}, gnorm={round(r.grad_norm, 3):g}, "
-                   f"loss_scale={r.scale:g}, train_wall={r.step // 3}, wall={r.step // 2 + 40}")
+                   f"{run.epoch_steps} " + ", ".join(f"{key}={v}" for key, v in _fairseq_stats(r, speed)))
     return out
 
 
@@ -436,7 +437,8 @@ def render_table(run: Run) -> list[str]:
 def render_mmengine_prefixed(run: Run) -> list[str]:
     """mmengine's logger line ('key: value' fields, two spaces apart) with train/ metric names."""
     m = run.total_steps
-    return [f"{_clock(r.step):%Y/%m/%d %H:%M:%S} - mmengine - INFO - Iter(train) [{r.step:>{len(str(m))}}/{m}]  "
+    w = len(str(m))
+    return [f"{_clock(r.step):%Y/%m/%d %H:%M:%S} - mmengine - INFO - Iter(train) [{r.step:>{w}}/{m}]  "
             f"lr: {r.lr:.4e}  eta: {_hms((m - r.step) * 2.89)}  time: 2.8906  data_time: 0.0042  "
             f"memory: 10762  train/loss: {_py(r.loss)}  train/grad_norm: {_py(r.grad_norm)}  "
             f"train/loss_scale: {r.scale:.4f}" for r in run.records]
