@@ -26,6 +26,11 @@ TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overf
 ENDING_RULES = frozenset({"tf-nan-loss", "anomaly"})
 
 
+def _pow2(x: float) -> bool:
+    """Is ``x`` a power of two (a scale a scaler set, not an average across a change)?"""
+    return x > 0 and math.isfinite(x) and math.frexp(x)[0] == 0.5
+
+
 class Thin:
     """A series thinned to at most ``2 * cap`` points by keeping every 2^k-th point."""
 
@@ -106,6 +111,7 @@ class Accumulator:
         self.min_key = math.inf
         self.final_scale: float | None = None
         self.obs_scale: float | None = None
+        self.obs_same = 0                 # observations in a row at ``obs_scale``
         self.obs_values: set[float] = set()
         self.first_obs: Event | None = None
         self.rec_index = 0
@@ -306,14 +312,16 @@ class Accumulator:
     def _observe(self, ev: Event) -> None:
         scale = ev.scale_after
         assert scale is not None
-        if ev.framework == "fairseq":
-            self.fairseq_avg = True     # interval averages: plotted, not read as backoffs
+        if ev.framework == "fairseq" and not (_pow2(scale) and (
+                self.obs_scale is None or _pow2(self.obs_scale))):
+            self.fairseq_avg = True     # an interval average: plotted, not read as a backoff
             self.traj.add((ev.step, ev.line_no, scale))
             return
         self.obs_values.add(scale) if len(self.obs_values) < 64 else None
         self.first_obs = self.first_obs or ev
         prev = self.obs_scale
         self.obs_scale = scale
+        self.obs_same = self.obs_same + 1 if prev == scale else 1
         if prev is not None and scale < prev:
             self._scaler(Event(ev.line_no, ev.step, "backoff", prev, scale, framework=ev.framework,
                                text=ev.text, rule="scale-drop", explicit=ev.explicit,

@@ -182,7 +182,8 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         evidence.append(lasting)
         if acc.applied is not None:
             evidence.append(acc.applied)
-    elif acc.obs_values and acc.obs_scale is not None and acc.obs_scale < FLOOR:
+    elif (acc.obs_values and acc.obs_scale is not None and acc.obs_scale < FLOOR
+          and not _scale_holds(acc)):
         verdict = "overflow"
         reason = (f"the printed loss scale is {_fmt(acc.obs_scale)}, below 1: a silent "
                   "scaler has halved it on every overflowing step")
@@ -283,6 +284,14 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         backoff_marks=acc.bmarks.points, nan_marks=acc.nmarks.points)
 
 
+def _scale_holds(acc: Accumulator) -> bool:
+    """A printed scale that stays where it is over the last records while the loss, finite
+    throughout, does not rise: it holds (fairseq may settle below 1), whatever its level."""
+    recent = list(acc.last_losses)
+    return (acc.obs_same >= 2 and acc.first_nan is None and len(recent) >= 2
+            and recent[-1] <= recent[-2])
+
+
 def _ends_on_bad_grad_jump(acc: Accumulator) -> tuple[float, float] | None:
     """``(loss before, last loss)`` when the excerpt ends on one or two finite-loss records with a
     non-finite grad norm and the loss jumps there (more than ``SPIKE_LOSS`` times the record
@@ -336,7 +345,11 @@ def _nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: l
                       "no finite loss before it")
         return ("data", f"NaN from the start of the log ({where}) with no overflow record "
                 f"before it{extra}", "likely")
-    static = acc.obs_values and max(acc.obs_values) <= 1.0 and acc.skips == 0
+    if acc.obs_scale is not None and acc.obs_scale < FLOOR and precision not in ("bf16", "fp32"):
+        return ("overflow", f"NaN appears mid-run at {where} with the printed loss scale at "
+                f"{_fmt(acc.obs_scale)}, below 1: the scaler has halved it away on overflowing "
+                "steps", "likely")
+    static = acc.obs_values == {1.0} and acc.skips == 0
     counted = acc.zero_skips_after_nan and acc.skips == 0 and precision != "fp16"
     if precision in ("bf16", "fp32") or static or counted:
         why = (f"the run is {precision}" if precision in ("bf16", "fp32")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from itertools import compress, count, islice
 
+from fampnb.logs._triggers import MESSAGE_WORDS
 from fampnb.logs._vocab import WORDS
 from fampnb.logs._wrap import wrap_head
 
@@ -44,11 +45,8 @@ RARE_CAP = 128        # per rare template and block: the first and last this man
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 # (templates have every digit mapped to 0: ``bf16`` reads ``bf00`` there)
 RARE = re.compile(
-    rb"(?i)(?<![a-z])(?:nan|inf|infinity)(?![a-z])|overflow|hysteresis|minimum|"
-    rb"dynamic loss scale|loss scaling|skipping|lr value before|lr_scheduler|unscale|"
-    rb"already been called|gradient clipping|error|exception|bf00|fp00|00-mixed|00bit|bfloat|"
-    rb"precision|float00|non-finite|not finite|returned nan|_loss_scale\s+to|diverged with loss|"
-    rb"invalid loss|probably exploding")
+    rb"(?i)(?<![a-z])(?:nan|inf|infinity)(?![a-z])|returned nan|_loss_scale\s+to|"
+    + b"|".join(re.escape(w.encode().translate(_DIGITS)) for w in MESSAGE_WORDS))
 #: rare lines whose next line belongs to the same record (its scale, or the error message)
 CONTEXT = re.compile(rb"(?i)grad overflow on iteration|traceback|error|exception|warning")
 #: a record-like line: a word of the vocabulary's role names (``fampnb.logs._vocab.WORDS``)

@@ -23,6 +23,7 @@ from fampnb.logs._notation import header as _header
 from fampnb.logs._notation import json_field as _json_field
 from fampnb.logs._notation import row as _csv_row
 from fampnb.logs._read import utf16 as _utf16
+from fampnb.logs._triggers import GATE
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
 from fampnb.logs._wrap import join as _join
 from fampnb.logs._wrap import wrap_head as _wrap_head
@@ -42,11 +43,7 @@ _HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
 #: fields kept per ``| key | value |`` table (memory stays bounded on any input)
 MAX_TABLE = 128
 #: lines without any of these words need only the record rules (loss / scale / grad norm)
-_GATE = ("overflow", "hysteresis", "minimum", "dynamic loss scale", "loss scaling", "skipping",
-         "skipped=", "lr value before", "lr_scheduler", "unscale", "already been called",
-         "gradient clipping", "error", "bf16", "fp16", "16-mixed", "bfloat", "precision",
-         "float16", "finite", "16bit", "fp32", "32-true", "lg_loss_scale", "log2_loss_scale",
-         "log_loss_scale", "diverged", "invalid loss", "probably exploding")
+_GATE = GATE
 
 
 def _word_at(low: str, word: str) -> bool:
@@ -184,7 +181,11 @@ _ANOMALY_WORDS = ("returned nan", "found nan", " is nan", " is inf", "not finite
                   "non-finite loss", "loss is")
 _PREC_WORDS = ("bf16", "fp16", "bfloat", "float16", "16-mixed", "16bit", "precision", "fp32",
                "32-true")
-_TRACE_ERR = _c(r"\b(floatingpointerror|overflowerror)\b:?\s*(.{0,200})")
+_TRACE_ERR = _c(r"\b(floatingpointerror|overflowerror)\b:?\s*(.{0,200})|"
+                r"\(34, 'numerical result out of range'\)")
+#: a scale too small to go on, in words (icefall/k2 trainers: ``Grad scale is small: 0.0``,
+#: ``grad_scale is too small, exiting: 2.3e-10``): an observation, or the run's end
+_SCALE_SMALL = _c(r"\bgrad[_ ]scale is (?:too )?small(,? exiting)?\s*:?\s*(" + _NUM + ")")
 #: any other exception whose message says the loss diverged or is not finite (a training script's
 #: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``)
 _LOSS_ERR = _c(r"\b(\w*error)\b:\s*(?=.{0,200}?\bloss\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
@@ -206,7 +207,8 @@ _PREC = (
         r"using (?:16bit|float16|fp16) (?:native )?(?:automatic )?mixed precision|"
         r"precision\s*[:=]\s*['\"]?(?:fp16|float16|16)\b(?!-true|\.\d)|"
         r"\b(?:fp16_enabled|fp16)\s*\.{3,}\s*true\b"), "fp16"),
-    (_c(r"precision\s*[:=]\s*['\"]?(?:32|32-true|fp32)\b|--fp32\b"), "fp32"),
+    (_c(r"precision\s*[:=]\s*['\"]?(?:32|32-true|fp32)\b|--fp32\b|"
+        r"may support faster training with --fp16"), "fp32"),
 )
 
 
@@ -348,6 +350,13 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         a = _f(m.group(1))
         b = st.scale if st.scale is not None and st.scale >= a else None
         scaled("backoff", b, a, "fairseq", "fairseq-overflow")
+    m = _SCALE_SMALL.search(low) if "small" in low else None
+    if m:
+        x = _f(m.group(2))
+        if m.group(1) or "error" in low:
+            ev("fatal", "torch", "min-scale", scale_after=x)
+        else:
+            scaled("scale", None, x, "torch", "scale-small")
     if "amp: skipping" in low:
         ev("skip", "fairseq", "fairseq-amp-skip", count=1)
     m = _MIN_REACHED.search(low) if "minimum loss scale" in low else None
@@ -358,11 +367,11 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ev("fatal", "fairseq", "min-scale", scale_after=_f(m.group(1)) if m else None)
     elif "nan/inf" in low and _GRADS_NONFINITE.search(low):
         ev("fatal", "fairseq", "nonfinite-grad", grad_norm=math.nan)
-    elif not fs and "error" in low:
+    elif not fs and ("error" in low or "out of range" in low):
         m = _TRACE_ERR.search(low) or (_LOSS_ERR.search(low) if "loss" in low and not out
                                        else None)
         if m:
-            ev("fatal", "torch", m.group(1).lower())
+            ev("fatal", "torch", (m.group(1) or "overflowerror").lower())
     m = _DS_PROGRESS.search(low) if "skipped=" in low else None
     if m:
         k = int(m.group(2)[:12])

@@ -92,15 +92,30 @@ def pick_loss(pairs: dict[str, float]) -> float | None:
     return pairs[ppl[0]] if ppl else None
 
 
+#: step names, most specific first (fairseq's JSON ``update`` is a fractional epoch, its
+#: ``num_updates`` the step)
+_STEP_ORDER = ("global_step", "global step", "num_updates", "step", "steps", "_step", "iteration",
+               "iter", "iters", "updates", "update", "batch")
+
+
 def record(pairs: dict[str, float]) -> dict[str, float]:
-    """``{role: value}`` of a record's numeric fields (the loss by ``pick_loss``; the first name
-    of each other role)."""
+    """``{role: value}`` of a record's numeric fields: the loss by ``pick_loss``; the step by
+    ``_STEP_ORDER`` among whole numbers (a fraction is no step); the first name of each other
+    role."""
     out: dict[str, float] = {}
     loss = pick_loss(pairs)
     if loss is not None:
         out["loss"] = loss
+    steps: dict[str, float] = {}
     for k, v in pairs.items():
         r = role(k)
-        if r is not None and r not in ("loss", "ppl") and r not in out:
+        if r == "step":
+            if math.isfinite(v) and v == int(v) and v >= 0:
+                steps[_strip(k)] = v
+        elif r is not None and r not in ("loss", "ppl") and r not in out:
             out[r] = v
+    for k in _STEP_ORDER:
+        if k in steps:
+            out["step"] = steps[k]
+            break
     return out
