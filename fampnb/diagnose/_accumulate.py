@@ -95,6 +95,7 @@ class Accumulator:
     def __init__(self) -> None:
         self.n = 0
         self.notes: dict[str, Event] = {}     # reader notes (``truncated``)
+        self.rank_nan: dict[int, bool] = {}   # rank -> has it shown a NaN loss
         self.fw: Counter[str] = Counter()
         self.precision: str | None = None
         self.scaler_skip: Event | None = None   # a skipped step that only an fp16 scaler skips
@@ -160,6 +161,9 @@ class Accumulator:
             self.notes.setdefault(ev.rule, ev)
             return
         self.n += 1
+        if ev.rank is not None and ev.kind in ("loss", "nan") and len(self.rank_nan) < 1024:
+            bad = ev.kind == "nan" or (ev.loss is not None and not math.isfinite(ev.loss))
+            self.rank_nan[ev.rank] = self.rank_nan.get(ev.rank, False) or bad
         if ev.rule == "ds-counter-zero":
             # a skip counter at zero: no dynamic scaler has skipped a step so far (reference §7:
             # the counters family is evidence, unlike silence); after a NaN it says nothing

@@ -258,6 +258,13 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         caveats.append(CAVEATS["inferred-fp16"])
         evidence.append(acc.scaler_skip)
 
+    bad_ranks = sorted(r for r, b in acc.rank_nan.items() if b)
+    if bad_ranks and len(bad_ranks) < len(acc.rank_nan):
+        good = sorted(r for r, b in acc.rank_nan.items() if not b)
+        caveats.append(f"The ranks disagree: rank(s) {', '.join(map(str, bad_ranks[:8]))} show a "
+                       f"NaN loss, rank(s) {', '.join(map(str, good[:8]))} do not; the verdict "
+                       "reads all ranks as one run (a NaN on one rank only points at its data "
+                       "shard or its device).")
     if "truncated" in acc.notes:
         caveats.append(CAVEATS["truncated"])
     advice = list(ADVICE[verdict])

@@ -11,12 +11,15 @@ from fampnb.logs._pick import Pick, Picker
 
 __all__ = ["BLOCK", "pick_stream", "pick_range"]
 
+#: blocks a line may span before it is handed on in pieces (memory stays within a few blocks)
+LONG = 1
+
 BLOCK = 2 << 20
 
 
 def _blocks(fh: IO[Any]) -> Iterator[tuple[bytes, int]]:
     """Blocks of complete lines, as ``(buffer, end)``: the block is ``buffer[:end]`` (not cut out:
-    a copy saved); a line longer than 4 blocks is handed on in pieces."""
+    a copy saved); a line longer than LONG blocks is handed on in pieces."""
     carry = b""
     while True:
         data = fh.read(BLOCK)
@@ -28,7 +31,7 @@ def _blocks(fh: IO[Any]) -> Iterator[tuple[bytes, int]]:
             return
         buf = carry + data if carry else data
         cut = buf.rfind(b"\n") + 1
-        if cut == 0 and len(buf) < BLOCK * 4:
+        if cut == 0 and len(buf) < BLOCK * LONG:
             carry = buf
             continue
         if cut == 0:
@@ -51,7 +54,7 @@ def _file_blocks(path: str, start: int, end: int,
         pos = start                   # blocks end at the last newline before start + k*BLOCK
         edge = start
         while pos < end:
-            for _ in range(4):
+            for _ in range(LONG):
                 edge = min(end, edge + BLOCK)
                 data = _pread(fd, edge - pos, pos)
                 cut = data.rfind(b"\n") + 1

@@ -31,7 +31,7 @@ class Event:
     the line states, ``epoch`` the (fractional) epoch an HF Trainer record names, ``scale_log2`` the
     base-2 logarithm of ``scale_after`` where the line prints the scale as one (``lg_loss_scale``:
     it keeps the size of a scale below or above the float range, where ``scale_after`` reads 0.0
-    or inf).
+    or inf).  ``rank`` is the rank a prefix names (``[rank3]:``, ``[RANK 0]``, ``[R0]``).
     """
 
     line_no: int
@@ -50,6 +50,7 @@ class Event:
     precision: str | None = None
     epoch: float | None = None
     scale_log2: float | None = None
+    rank: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         """JSON-safe dict: non-finite floats become the strings ``"nan" "inf" "-inf"``."""

@@ -408,6 +408,10 @@ def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
     return out
 
 
+#: a rank prefix (torchrun ``[rank3]:``, ``[RANK 0]``, ``[R0]``, ``[default3]:``)
+_RANK = re.compile(r"^\s*\[(?:rank|r|default)\s*(\d+)\]:?", re.I)
+
+
 def _emitter(text: str, line_no: int, st: LineState, step: int | None,
              total: int | None) -> tuple[list[Event], Callable[..., None]]:
     """``(out, ev)``: ``ev(kind, framework, rule, **fields)`` appends an ``Event`` of this line to
@@ -418,8 +422,11 @@ def _emitter(text: str, line_no: int, st: LineState, step: int | None,
     named = {"step": cur, "total": total, "explicit": step is not None}
     out: list[Event] = []
 
+    m = _RANK.match(text)
+    rank = int(m.group(1)[:6]) if m else None
+
     def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
-        e = Event(line_no=line_no, kind=kind, framework=fw, text=short, rule=rule,
+        e = Event(rank=rank, line_no=line_no, kind=kind, framework=fw, text=short, rule=rule,
                   **{**named, **kw})  # type: ignore[arg-type]
         if e.epoch is None and st.epoch is not None:
             e.epoch = st.epoch          # the epoch the log named last (``Epoch 29``)
