@@ -159,6 +159,8 @@ class Accumulator:
     def feed(self, ev: Event) -> None:
         if ev.kind == "note":
             self.notes.setdefault(ev.rule, ev)
+            if ev.rule == "start" and self.rec_index == 0:
+                self.start_seen = True    # a start-up line before any record
             return
         self.n += 1
         if ev.rank is not None and ev.kind in ("loss", "nan") and len(self.rank_nan) < 1024:

@@ -36,7 +36,8 @@ __all__ = ["Event", "LineState", "parse_segment", "finish", "jsonable", "KINDS",
 PREFILTER = tuple(dict.fromkeys(_ROLE_WORDS + (
     "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum", "hysteresis",
     "lr_scheduler", "grad", "bf16", "fp16", "float16", "16-mixed", "16bit", "precision", "fp32",
-    "lr=0", "diverged", "invalid loss")))
+    "lr=0", "diverged", "invalid loss", "start training", "starting training",
+    "training started")))
 #: an HF Trainer dict of finite numbers under the keys the dict rule reads (``_hf_plain``)
 _HF_KEY_NUM = r"'(?:loss|grad_norm|learning_rate|epoch)': -?\d+(?:\.\d+)?(?:e[-+]\d+)?"
 _HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
@@ -382,6 +383,9 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         elif k == 0:        # a counter still at zero: nothing has been skipped (so far)
             ev("skip", "deepspeed", "ds-counter-zero", count=0)
         st.ds_skipped = k
+    if ("start training" in low or "starting training" in low or "training started" in low) \
+            and "epoch" not in low:
+        ev("note", "generic", "start")      # the log shows the start of training
     if "lr value before" in low:
         ev("skip", "hf", "lr-zero", count=1)
     if "lr_scheduler" in low and _SCHED_WARN.search(low):
