@@ -96,6 +96,7 @@ class Accumulator:
         self.n = 0
         self.notes: dict[str, Event] = {}     # reader notes (``truncated``)
         self.rank_nan: dict[int, bool] = {}   # rank -> has it shown a NaN loss
+        self.roles: set[str] = set()          # the record roles seen (for an ``unknown``)
         self.fw: Counter[str] = Counter()
         self.precision: str | None = None
         self.scaler_skip: Event | None = None   # a skipped step that only an fp16 scaler skips
@@ -163,6 +164,10 @@ class Accumulator:
                 self.start_seen = True    # a start-up line before any record
             return
         self.n += 1
+        for role, value in (("loss", ev.loss), ("grad norm", ev.grad_norm),
+                            ("loss scale", ev.scale_after), ("step", ev.step if ev.explicit else None)):
+            if value is not None:
+                self.roles.add(role)
         if ev.rank is not None and ev.kind in ("loss", "nan") and len(self.rank_nan) < 1024:
             bad = ev.kind == "nan" or (ev.loss is not None and not math.isfinite(ev.loss))
             self.rank_nan[ev.rank] = self.rank_nan.get(ev.rank, False) or bad

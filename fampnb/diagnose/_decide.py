@@ -1,245 +1,22 @@
-"""The verdict: ordered checks over an ``Accumulator`` (see ``fampnb.diagnose`` for the rules)."""
+"""The diagnosis of what the trackers hold: the named checks decide (``fampnb.diagnose._checks``),
+then the caveats that apply to the verdict, the advice in the article's order, the evidence."""
 
 from __future__ import annotations
 
-import math
-
-from fampnb.diagnose._accumulate import (CALIBRATION_FLOOR, EARLY_STEPS, FLOOR, NEAR_RECORDS,
-                                         Accumulator, Run)
+from fampnb.diagnose._accumulate import Accumulator
+from fampnb.diagnose._checks import Case, run_checks
 from fampnb.diagnose._diagnosis import Diagnosis
 from fampnb.diagnose._text import ADVICE, CAVEATS, FRAMEWORK_HINTS, SILENT
 from fampnb.logs import Event
 
-
-#: frameworks known to run a scaler that never prints (``generic`` user prints are not one)
-SILENT_SCALER = SILENT - {"generic"}
-#: initial scales of real scalers (fairseq's CLI starts at 128 and grows): calibration halves
-#: down from one of these, so a first backoff from a lower scale is not start-up calibration
-TYPICAL_INIT = 2.0 ** 15
-FAIRSEQ_INIT = 128.0
+__all__ = ["decide"]
 
 
-def _at_start(r: Run, acc: Accumulator) -> bool:
-    """A run in calibration position: before any real training stretch, from a high scale.
-
-    When the window opens with the run and the line does not print the scale before it (apex,
-    fairseq: "reducing to X" only), the start of the halving may lie before the window: a run that
-    has not yet gone below the calibration floor is then in calibration position too."""
-    if r.loss_before > 1:
-        return False
-    init = FAIRSEQ_INIT if r.first.framework == "fairseq" else TYPICAL_INIT
-    unseen_start = (r.first.scale_before is None and r.loss_before == 0
-                    and (r.end_scale is None or r.end_scale >= CALIBRATION_FLOOR))
-    if r.start_scale is not None and r.start_scale < init and not unseen_start:
-        return False
-    if r.first.explicit:
-        return r.first.step <= max(EARLY_STEPS, 0.05 * (r.first.total or acc.max_total or 0))
-    return True
-
-
-def _fmt(x: float | None, log2: float | None = None) -> str:
-    """A scale or loss for a sentence; ``log2`` (the printed base-2 logarithm) names a scale
-    that a float cannot hold (``2^-16199.354``, not ``0``)."""
-    if x is None:
-        return "?" if log2 is None else f"2^{log2:.10g}"
-    if log2 is not None and (x == 0 or not math.isfinite(x)):
-        return f"2^{log2:.10g}"
-    if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e7):
-        return f"{x:.6g}"
-    return f"{x:g}"
-
-
-def _failure_run(r: Run, acc: Accumulator, lasting_nan: Event | None) -> str | None:
-    """Why this run of backoffs is a failure (None: calibration or isolated)."""
-    start, end = r.start_scale, r.end_scale
-    recovered = r.loss_after > 1 or r.growth_after
-    span = f"{_fmt(start, r.start_log2)} -> {_fmt(end, r.end_log2)} in {r.n} backoff records"
-    if _settled(r, acc) and not r.nan_after and lasting_nan is None:
-        return None          # back at a level the scale already grew back from: oscillation
-    if end is not None and end < FLOOR and r.levels >= 1 and not (
-            r.growth_after and not r.nan_after):
-        return f"the scale kept halving below 1 ({span})"
-    if end is not None and end <= FLOOR and r.n >= 3 and r.levels >= 3:
-        return f"the scale halved down to its floor ({span})"
-    if lasting_nan is not None and r.last.line_no <= lasting_nan.line_no and (
-            r.loss_after <= NEAR_RECORDS):
-        return f"a lasting NaN (line {lasting_nan.line_no}) follows the backoffs ({span})"
-    if _at_start(r, acc):
-        if end is not None and end <= CALIBRATION_FLOOR and r.levels >= 8 and not recovered:
-            return f"start-up halving went below {CALIBRATION_FLOOR:g} and never recovered ({span})"
-        return None
-    if end is not None and end < CALIBRATION_FLOOR and r.levels >= 2:
-        return f"backoffs after a healthy stretch took the scale below 256 ({span})"
-    if r.levels >= 3 and not recovered:
-        return f"consecutive backoffs after a healthy stretch, no recovery ({span})"
-    return None
-
-
-def _settled(r: Run, acc: Accumulator) -> bool:
-    """The run goes no lower than a level the scale already grew back from earlier in the log
-    (an oscillation around a settled scale, not a new descent)."""
-    if r.end_scale is None:
-        return False
-    lows = [x.end_scale for x in acc.runs if x is not r and x.growth_after and not x.nan_after
-            and x.end_scale is not None and x.last.line_no < r.first.line_no]
-    return bool(lows) and r.end_scale >= min(lows)
-
-
-#: a loss (grad norm) this many times the last one before a backoff is a spike, not a hold
-SPIKE_LOSS, SPIKE_GNORM = 1.2, 3.0
-
-
-def _held(r: Run, acc: Accumulator) -> bool:
-    """Does the log show that the scale held after an isolated backoff: growth afterwards, a
-    return to a level it had already recovered from, or training records after it without a
-    spike (a spike is fine once NEAR_RECORDS records have followed)?  A window that ends at the
-    backoff, or right after a spike, does not show it."""
-    if r.growth_after or _settled(r, acc):
-        return True
-    if r.loss_after == 0 or r.loss_next is None:
-        return False
-    if r.loss_after >= NEAR_RECORDS:
-        return True
-    spike = (r.loss_ref is not None and r.loss_ref > 0 and r.loss_next > SPIKE_LOSS * r.loss_ref) or (
-        r.gn_ref is not None and r.gn_next is not None and r.gn_ref > 0
-        and r.gn_next > SPIKE_GNORM * r.gn_ref)
-    return not spike
-
-
-def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
-    caveats: list[str] = []
-    evidence: list[Event] = []
-    fw = acc.fw.most_common(1)[0][0] if acc.fw else ("generic" if acc.n else "unknown")
-    first_bad = acc.first_nan or acc.first_bad_grad
-
-    # lasting NaN: the last loss record is non-finite, or the weights were destroyed
-    lasting: Event | None = None
-    if acc.first_nan is not None and acc.last_record_nan:
-        lasting = acc.first_nan
-    elif acc.applied is not None:
-        lasting = acc.first_bad_grad or acc.applied
-    verdict, reason, certainty = "", "", "likely"
-
-    min_fatal = next((e for e in acc.fatal if e.rule == "min-scale"), None)
-    failures = [(r, why) for r in acc.runs if (why := _failure_run(r, acc, lasting))]
-    calib = [r for r in acc.runs if _at_start(r, acc) and not any(r is f for f, _ in failures)]
-    unheld = [r for r in acc.runs if not any(r is c for c in calib)
-              and not any(r is f for f, _ in failures) and not _held(r, acc)]
-    if calib:
-        caveats.append(CAVEATS["calibration"])
-        evidence += [calib[0].first, calib[0].last]
-
-    if min_fatal is not None:
-        verdict, certainty = "overflow", "certain"
-        reason = ("the scaler hit its minimum and the run stopped: "
-                  f"{min_fatal.text.strip()[:160]}")
-        evidence += [e for r, _ in failures[:2] for e in (r.first, r.last)] + [min_fatal]
-    elif failures:
-        r, why = failures[0]
-        verdict = "overflow"
-        certainty = "certain" if (r.end_scale or 1) < FLOOR or r.levels >= 5 else "likely"
-        reason = f"overflow: {why}"
-        evidence += r.events[:3] + r.events[-3:]
-        if lasting is not None:
-            evidence.append(lasting)
-        if r.end_scale is not None and r.end_scale < FLOOR:
-            caveats.append(CAVEATS["below-one"])
-    elif acc.floor_attempts >= 2 and acc.floor_first is not None and acc.floor_last is not None:
-        verdict = "overflow"
-        certainty = "certain" if acc.floor_attempts >= 3 else "likely"
-        at = acc.floor_last.scale_before
-        shown = ("0 (printed as an integer: a scale below 1)" if at == 0
-                 else _fmt(at, acc.floor_last.scale_log2))
-        reason = (f"the scaler is stuck at its floor: {acc.floor_attempts} overflow records "
-                  f"(lines {acc.floor_first.line_no}-{acc.floor_last.line_no}) with the scale "
-                  f"already at {shown}, so it cannot halve any further and every step is skipped")
-        evidence += [acc.floor_first, acc.floor_last]
-        if at is not None and at < FLOOR:
-            caveats.append(CAVEATS["below-one"])
-    elif acc.floor_hits >= 3 or (acc.final_scale is not None and acc.final_scale <= FLOOR
-                                 and acc.skip_after_floor >= 2 and acc.obs_values != {1.0}):
-        verdict = "overflow"
-        reason = "the scale sits at its floor and the steps keep being skipped"
-        evidence += [r.last for r in acc.runs[-2:]] + list(acc.skip_rules.values())[:2]
-    elif acc.full_skips_late >= 3 or (acc.skip_counted >= 20 and acc.max_step >= 50
-                                       and acc.skip_counted >= 0.5 * acc.max_step):
-        verdict = "overflow"
-        reason = (f"{acc.skip_counted} steps were skipped, every step of the last "
-                  f"{max(acc.full_skips, 1)} counter interval(s): the fp16 steps keep overflowing "
-                  "(skipping forever)")
-        evidence += [e for e in (acc.full_skip_ev,) if e] + list(acc.skip_rules.values())[:3]
-    elif (lasting is not None and len(acc.streak_at_nan or acc.gn_streak) >= 2 and (
-            acc.applied is None or precision == "fp16") and precision not in ("bf16", "fp32")):
-        st = acc.streak_at_nan or acc.gn_streak
-        verdict = "overflow"
-        ending = (f"a lasting NaN loss at line {acc.first_nan.line_no}" if acc.first_nan
-                  else "a loss that never recovers")
-        reason = (f"{len(st)} consecutive records with a non-finite grad norm (steps the silent "
-                  f"scaler skipped, from line {st[0].line_no}) run straight into {ending}")
-        evidence += [st[0], st[-1], lasting]
-    elif lasting is not None:
-        verdict, reason, certainty = _nan_verdict(acc, lasting, precision, caveats, fw)
-        evidence.append(lasting)
-        if acc.applied is not None:
-            evidence.append(acc.applied)
-    elif (acc.obs_values and acc.obs_scale is not None and acc.obs_scale < FLOOR
-          and not _scale_holds(acc)):
-        verdict = "overflow"
-        reason = (f"the printed loss scale is {_fmt(acc.obs_scale)}, below 1: a silent "
-                  "scaler has halved it on every overflowing step")
-        caveats.append(CAVEATS["below-one"])
-        if acc.first_obs is not None:
-            evidence.append(acc.first_obs)
-    elif _stuck_skipping(acc) and precision not in ("bf16", "fp32"):
-        verdict = "overflow"
-        reason = (f"the last {acc.trailing_gn_bad} records all have a non-finite grad norm and the "
-                  "loss does not improve: the silent scaler keeps skipping every step")
-        evidence.append(acc.first_bad_grad)  # type: ignore[arg-type]
-    elif any(e.rule == "misuse" for e in acc.fatal):
-        verdict = "unknown"
-        mis = next(e for e in acc.fatal if e.rule == "misuse")
-        reason = f"an API misuse error, not a NaN diagnosis: {mis.text.strip()[:160]}"
-        caveats.append(CAVEATS["misuse"])
-        evidence.append(mis)
-    elif any(e.rule == "nonfinite-grad" for e in acc.fatal):
-        e = next(e for e in acc.fatal if e.rule == "nonfinite-grad")
-        early = acc.finite <= 1
-        verdict = "data" if early else "no-scaler"
-        reason = ("non-finite gradients with no loss scaler to absorb them (fairseq bf16/fp32: "
-                  "'gradients are Nan/Inf')" + (" at the start" if early else " mid-run"))
-        evidence.append(e)
-    elif acc.fatal:
-        verdict = "unknown"
-        reason = f"an error ends the log: {acc.fatal[0].text.strip()[:160]}"
-        evidence.append(acc.fatal[0])
-    elif unheld:
-        r = unheld[-1]
-        verdict = "unknown"
-        after = ("the excerpt ends right after it" if r.loss_after == 0 else
-                 f"the next record jumps (loss {_fmt(r.loss_ref)} -> {_fmt(r.loss_next)}, grad norm "
-                 f"{_fmt(r.gn_ref)} -> {_fmt(r.gn_next)}) and the excerpt ends")
-        reason = (f"a mid-run backoff ({_fmt(r.start_scale)} -> {_fmt(r.end_scale)}, line "
-                  f"{r.last.line_no}) that may be isolated or the start of a cascade: {after}, so "
-                  "nothing shows that the scale held")
-        evidence += r.events[:3] + ([acc.last_loss_ev] if acc.last_loss_ev else [])
-    elif (jump := _ends_on_bad_grad_jump(acc)) is not None:
-        verdict = "unknown"
-        reason = (f"the excerpt ends on {acc.trailing_gn_bad} record(s) with a non-finite grad "
-                  f"norm whose loss jumps ({_fmt(jump[0])} -> {_fmt(jump[1])}): a step that an fp16 "
-                  "scaler skipped, or the start of a collapse (bf16 has no scaler to skip it); "
-                  "nothing after it shows which")
-        evidence += [acc.first_bad_grad, acc.last_loss_ev]
-    elif acc.n == 0 or (acc.finite == 0 and not acc.runs and not acc.skips
-                        and acc.final_scale is None and acc.first_nan is None):
-        verdict = "unknown"
-        reason = "no training records recognised (loss, loss scale, overflow lines)"
-    else:
-        verdict = "healthy"
-        reason = _healthy_reason(acc, caveats, evidence)
-
-    if acc.first_nan is not None and lasting is None and verdict == "healthy":
+def _caveats(c: Case, verdict: str) -> None:
+    acc, fw, caveats = c.acc, c.fw, c.caveats
+    if acc.first_nan is not None and c.lasting is None and verdict == "healthy":
         caveats.append(CAVEATS["transient-nan"])
-        evidence.append(acc.first_nan)
+        c.evidence.append(acc.first_nan)
     if acc.gn_bad_finite_loss and verdict in ("healthy", "overflow"):
         caveats.append(CAVEATS["grad-nan-skipped"])
     if sum(r.duplicates for r in acc.runs) >= 1:
@@ -252,163 +29,50 @@ def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
         caveats.append(CAVEATS["fairseq-avg"])
     if fw in SILENT and verdict in ("data", "no-scaler", "unknown", "healthy") and acc.backoffs == 0:
         caveats.append(CAVEATS["silent"])
-    if acc.applied is not None and precision != "fp16":
+    if acc.applied is not None and c.precision != "fp16":
         caveats.append(CAVEATS["applied-nonfinite"])
     if acc.scaler_skip is not None and acc.precision_ev is acc.scaler_skip:
         caveats.append(CAVEATS["inferred-fp16"])
-        evidence.append(acc.scaler_skip)
-
-    bad_ranks = sorted(r for r, b in acc.rank_nan.items() if b)
-    if bad_ranks and len(bad_ranks) < len(acc.rank_nan):
+        c.evidence.append(acc.scaler_skip)
+    bad = sorted(r for r, b in acc.rank_nan.items() if b)
+    if bad and len(bad) < len(acc.rank_nan):
         good = sorted(r for r, b in acc.rank_nan.items() if not b)
-        caveats.append(f"The ranks disagree: rank(s) {', '.join(map(str, bad_ranks[:8]))} show a "
-                       f"NaN loss, rank(s) {', '.join(map(str, good[:8]))} do not; the verdict "
-                       "reads all ranks as one run (a NaN on one rank only points at its data "
-                       "shard or its device).")
+        caveats.append(CAVEATS["ranks-disagree"].format(bad=", ".join(map(str, bad[:8])),
+                                                        good=", ".join(map(str, good[:8]))))
     if "truncated" in acc.notes:
         caveats.append(CAVEATS["truncated"])
-    advice = list(ADVICE[verdict])
-    if verdict in ("overflow", "no-scaler") and fw in FRAMEWORK_HINTS:
-        advice.append(FRAMEWORK_HINTS[fw])
-    if acc.precision_ev is not None and verdict in ("data", "no-scaler", "unknown"):
-        evidence.append(acc.precision_ev)   # the stated precision decides only these verdicts
+
+
+def _evidence(events: list[Event | None]) -> list[Event]:
     seen: set[tuple[int, str, str]] = set()
-    ev_sorted = []
-    for e in sorted((e for e in evidence if e is not None), key=lambda e: e.line_no):
+    out = []
+    for e in sorted((e for e in events if e is not None), key=lambda e: e.line_no):
         key = (e.line_no, e.kind, e.rule)
         if key not in seen:
             seen.add(key)
-            ev_sorted.append(e)
+            out.append(e)
+    return out[:16]
+
+
+def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
+    case = Case.of(acc, precision)
+    name, found = run_checks(case)
+    verdict = found.verdict
+    _caveats(case, verdict)
+    advice = list(ADVICE[verdict])
+    if verdict in ("overflow", "no-scaler") and case.fw in FRAMEWORK_HINTS:
+        advice.append(FRAMEWORK_HINTS[case.fw])
+    if acc.precision_ev is not None and verdict in ("data", "no-scaler", "unknown"):
+        case.evidence.append(acc.precision_ev)   # the stated precision decides only these
+    first_bad = acc.first_nan or acc.first_bad_grad
     return Diagnosis(
-        verdict=verdict, reason=reason, evidence=ev_sorted[:16],
+        verdict=verdict, reason=found.reason, evidence=_evidence(case.evidence),
         first_nan_step=first_bad.step if first_bad else None,
         first_nan_line=first_bad.line_no if first_bad else None,
         backoffs=acc.backoffs, min_scale=acc.min_scale, final_scale=acc.final_scale,
         min_scale_log2=acc.min_log2, final_scale_log2=acc.final_log2,
-        framework=fw, advice=advice, caveats=list(dict.fromkeys(caveats)), certainty=certainty,
-        precision=precision, hysteresis=acc.hyst, growths=acc.growths, skips=acc.skips,
-        events_read=acc.n, trajectory=acc.traj.points, losses=acc.loss_s.points,
-        backoff_marks=acc.bmarks.points, nan_marks=acc.nmarks.points)
-
-
-def _scale_holds(acc: Accumulator) -> bool:
-    """A printed scale that stays where it is over the last records while the loss, finite
-    throughout, does not rise: it holds (fairseq may settle below 1), whatever its level."""
-    recent = list(acc.last_losses)
-    return (acc.obs_same >= 2 and acc.first_nan is None and len(recent) >= 2
-            and recent[-1] <= recent[-2])
-
-
-def _ends_on_bad_grad_jump(acc: Accumulator) -> tuple[float, float] | None:
-    """``(loss before, last loss)`` when the excerpt ends on one or two finite-loss records with a
-    non-finite grad norm and the loss jumps there (more than ``SPIKE_LOSS`` times the record
-    before them): as with a backoff at the window's end (``_held``), the lines stop before they
-    show whether training went on."""
-    k = acc.trailing_gn_bad
-    recent = list(acc.last_losses)
-    if not 1 <= k <= 2 or acc.last_record_nan or len(recent) <= k:
-        return None
-    ref, last = recent[-1 - k], recent[-1]
-    return (ref, last) if ref > 0 and last > SPIKE_LOSS * ref else None
-
-
-def _stuck_skipping(acc: Accumulator) -> bool:
-    """A silent scaler skipping every step: a long trailing run of non-finite grad norms."""
-    k = acc.trailing_gn_bad
-    if k >= 20:
-        return True
-    if k < 3:
-        return False
-    recent = list(acc.last_losses)[-min(k, len(acc.last_losses)):]
-    if len(recent) < 3:
-        return False
-    # three records: only a clearly rising loss; four or more: a loss that does not improve
-    return recent[-1] > 1.25 * recent[0] if k == 3 else recent[-1] >= recent[0]
-
-
-def _nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: list[str],
-                 fw: str) -> tuple[str, str, str]:
-    where = f"step {nan.step} (line {nan.line_no})"
-    if acc.applied is not None and precision != "fp16" and acc.applied_trained:
-        return ("no-scaler",
-                f"a non-finite gradient reached the weights at {where}: the loss then reads "
-                f"exactly 0.0 (line {acc.applied.line_no}); no dynamic scaler skipped the step "
-                "(the bf16 trace)", "likely")
-    early = acc.first_nan is not None and acc.first_nan_explicit_early
-    from_start = acc.applied is not None and not acc.applied_trained and acc.applied_early
-    first_scale = acc.first_obs.scale_after if acc.first_obs is not None else None
-    if early or from_start:
-        if precision in (None, "fp16"):
-            caveats.append(CAVEATS["bf16-pretrained"])
-        if precision is None:
-            caveats.append(CAVEATS["precision-unknown"])
-        extra = ""
-        if first_scale is not None and first_scale < FLOOR:
-            extra = f"; the scale is already {_fmt(first_scale)} at the first record"
-            caveats.append(CAVEATS["below-one"])
-        if from_start and not early and acc.applied is not None:
-            where = f"step {acc.applied.step} (line {acc.applied.line_no})"
-            extra += ("; the first record already reads loss 0.0 with a non-finite grad norm, "
-                      "no finite loss before it")
-        return ("data", f"NaN from the start of the log ({where}) with no overflow record "
-                f"before it{extra}", "likely")
-    if acc.obs_scale is not None and acc.obs_scale < FLOOR and precision not in ("bf16", "fp32"):
-        return ("overflow", f"NaN appears mid-run at {where} with the printed loss scale at "
-                f"{_fmt(acc.obs_scale)}, below 1: the scaler has halved it away on overflowing "
-                "steps", "likely")
-    static = acc.obs_values == {1.0} and acc.skips == 0
-    counted = acc.zero_skips_after_nan and acc.skips == 0 and precision != "fp16"
-    if precision in ("bf16", "fp32") or static or counted:
-        why = (f"the run is {precision}" if precision in ("bf16", "fp32")
-               else "the loss scale is a constant 1.0 with no skipped steps" if static
-               else "the skip counter stays at 0 through the NaN: nothing skips the step")
-        return ("no-scaler", f"NaN appears mid-run at {where} and no dynamic scaler is at work "
-                f"({why})", "likely")
-    dynamic = (acc.backoffs or acc.growths or acc.hyst or len(acc.obs_values) > 1
-               or precision == "fp16" or (acc.obs_values and max(acc.obs_values) > 1.0))
-    if dynamic:
-        return ("unknown", f"NaN appears mid-run at {where} although a dynamic scaler is at work "
-                "and no overflow record precedes it: a bad batch (data) or a hidden overflow",
-                "likely")
-    caveats.append(CAVEATS["no-scaler-silent"])
-    if precision is None:
-        caveats.append(CAVEATS["precision-unknown"])
-        # "no scaler lines" is evidence only where a scaler would print them (reference §7):
-        # a framework whose scaler is silent, or a NaN with no finite record before it, and no
-        # stated precision, does not tell a silent fp16 scaler from bf16/fp32
-        if fw in SILENT_SCALER or acc.first_nan_rec == 0:
-            at = where if nan.explicit or acc.steps_seen else f"line {nan.line_no}"
-            return ("unknown", f"NaN appears at {at}, not at the start of training, and the "
-                    "log neither states the precision nor can show a scaler (this framework's "
-                    "scaler is silent, or no record precedes the NaN)", "likely")
-    return ("no-scaler", f"NaN appears mid-run at {where} with no loss scaler visible in the log",
-            "likely")
-
-
-def _healthy_reason(acc: Accumulator, caveats: list[str], evidence: list[Event]) -> str:
-    parts = []
-    if acc.runs:
-        parts.append(f"{acc.backoffs} backoff record(s), start-up calibration or isolated; "
-                     f"the scale holds at {_fmt(acc.final_scale)}")
-    elif acc.final_scale is not None:
-        parts.append(f"the loss scale holds at {_fmt(acc.final_scale)}")
-        if acc.first_obs is not None:
-            evidence.append(acc.first_obs)
-    if acc.gn_bad_finite_loss:
-        parts.append(f"{acc.gn_bad_finite_loss} record(s) with a non-finite grad norm and a finite "
-                     "loss are skipped steps")
-        evidence.append(acc.first_bad_grad)  # type: ignore[arg-type]
-    if "sched-warning" in acc.skip_rules:
-        parts.append("the lr_scheduler-before-optimizer warning only means the first fp16 step "
-                     "was skipped")
-        evidence.append(acc.skip_rules["sched-warning"])
-    if "megatron-all-skipped" in acc.skip_rules:
-        e = acc.skip_rules["megatron-all-skipped"]
-        parts.append("the missing loss field goes with a non-zero skipped-iterations counter: "
-                     "skipped start-up steps, not NaN")
-        evidence.append(e)
-    if acc.finite:
-        parts.append(f"{acc.finite} finite loss record(s), no lasting NaN")
-        if acc.last_loss_ev is not None:
-            evidence.append(acc.last_loss_ev)
-    return "; ".join(parts) if parts else "no NaN, no failure signature"
+        framework=case.fw, advice=advice, caveats=list(dict.fromkeys(case.caveats)),
+        certainty=found.certainty, precision=precision, hysteresis=acc.hyst,
+        growths=acc.growths, skips=acc.skips, events_read=acc.n, trajectory=acc.traj.points,
+        losses=acc.loss_s.points, backoff_marks=acc.bmarks.points, nan_marks=acc.nmarks.points,
+        check=name)

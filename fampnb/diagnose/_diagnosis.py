@@ -27,7 +27,8 @@ class Diagnosis:
     ``advice`` ordered, first switch first; ``caveats`` where the chain can mislead.  For plots:
     ``trajectory`` ``(step, line_no, scale)``, ``losses`` ``(step, loss)`` (thinned to at most a
     few thousand points), ``backoff_marks`` ``(step, line_no, scale_after)`` and ``nan_marks``
-    ``(step, line_no)``.
+    ``(step, line_no)``.  ``check`` names the check of the chain that decided
+    (``fampnb.diagnose._checks.CHECKS``).
     """
 
     verdict: str
@@ -53,6 +54,7 @@ class Diagnosis:
     losses: list[tuple[int, float]] = field(default_factory=list)
     backoff_marks: list[tuple[int, int, float]] = field(default_factory=list)
     nan_marks: list[tuple[int, int]] = field(default_factory=list)
+    check: str = ""
 
     @property
     def first_switch(self) -> str:
