@@ -138,6 +138,10 @@ def _diagnose_file(name: str, precision: str | None) -> Diagnosis:
 
 
 def _why(exc: BaseException) -> str:
+    from fampnb.logs import MissingExtra
+
+    if isinstance(exc, MissingExtra):
+        return str(exc)
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror.lower() if isinstance(exc, IsADirectoryError) else exc.strerror
     if isinstance(exc, (EOFError, zlib.error)) or type(exc).__name__ == "BadGzipFile":

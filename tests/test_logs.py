@@ -920,3 +920,54 @@ def test_parallel_scan_equals_the_in_process_scan(tmp_path, monkeypatch):
     evs = logs.scan(p, workers=2)
     assert next(evs).line_no >= 1
     evs.close()
+
+
+# ---- TensorBoard event files (the optional extra) -----------------------------------------------
+def _tfevents(tmp_path, scalars: list[tuple[int, dict[str, float]]]) -> Path:
+    pytest.importorskip("tensorboard", reason="the TensorBoard extra is not installed")
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    writer = EventFileWriter(str(tmp_path))
+    for step, tags in scalars:
+        values = [summary_pb2.Summary.Value(tag=t, simple_value=v) for t, v in tags.items()]
+        writer.add_event(event_pb2.Event(step=step, wall_time=1.0 + step,
+                                         summary=summary_pb2.Summary(value=values)))
+    writer.close()
+    (path,) = tmp_path.glob("events.out.tfevents.*")
+    renamed = tmp_path / "run.bin"             # recognised by content, whatever it is called
+    path.rename(renamed)
+    return renamed
+
+
+def test_tensorboard_event_file_is_read_by_its_content(tmp_path):
+    from fampnb.diagnose import diagnose
+
+    steps = [(s, {"train/loss": 2.0 - s / 100, "train/loss_scale": 65536.0}) for s in range(1, 40)]
+    steps += [(s, {"train/loss": math.nan, "train/loss_scale": 1.0}) for s in range(40, 50)]
+    p = _tfevents(tmp_path, steps)
+    evs = list(parse(p))
+    assert len(evs) == 49 and evs[0].step == 1 and evs[0].loss == pytest.approx(1.99)
+    assert evs[-1].kind == "nan" and evs[-1].step == 49
+    for d in (diagnose(parse(p)), diagnose(logs.scan(p))):
+        assert d.verdict == "overflow" and d.first_nan_step == 40
+
+
+def test_tensorboard_without_the_extra_is_a_one_line_hint(tmp_path, monkeypatch, capsys):
+    """An event file (its first record names ``brain.Event:2``) without the tensorboard package:
+    ``MissingExtra`` with the install hint, and one line from the CLI."""
+    import struct
+    import sys
+
+    payload = b"\x09" + struct.pack("<d", 1.0) + b"\x1a\x0dbrain.Event:2"
+    p = tmp_path / "events.out.tfevents.1.host"
+    p.write_bytes(struct.pack("<Q", len(payload)) + b"\0" * 4 + payload + b"\0" * 4)
+    monkeypatch.setitem(sys.modules, "tensorboard.backend.event_processing.event_file_loader", None)
+    with pytest.raises(logs.MissingExtra, match="pip install tensorboard"):
+        list(parse(p))
+    from fampnb.report import doctor_main
+
+    capsys.readouterr()
+    assert doctor_main([str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install tensorboard" in err and "Traceback" not in err

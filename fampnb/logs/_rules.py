@@ -29,7 +29,7 @@ from fampnb.logs._wrap import join as _join
 from fampnb.logs._wrap import wrap_head as _wrap_head
 
 __all__ = ["Event", "LineState", "parse_segment", "finish", "jsonable", "KINDS", "PREFILTER",
-           "MAX_TEXT", "structured_head", "truncated_note"]
+           "MAX_TEXT", "structured_head", "truncated_note", "table_record"]
 
 #: a cheap test (substring checks on the lower-cased line): lines without any of these words
 #: carry nothing for the doctor
@@ -514,3 +514,9 @@ def truncated_note(readers: list, st: LineState) -> list[Event]:  # type: ignore
             return [Event(line_no=0, step=step, kind="note", rule="truncated",
                           text=f"the compressed file ends early ({why})"[:MAX_TEXT])]
     return []
+
+
+def table_record(st: LineState, fields: dict[str, str], line_no: int, rule: str) -> list[Event]:
+    """The record of ``{name: value text}`` fields that arrive as one (a TensorBoard step)."""
+    st.table, st.table_line = dict(fields), line_no
+    return _finish_table(st, rule=rule)
