@@ -107,7 +107,7 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     fields = pairs(low)
     if not fields:
         return
-    nums = {k: x for k, v in fields.items() if (x := _num(v)) is not None}
+    nums = {k: x for k, v in fields.items() if role(k) is not None and (x := _num(v)) is not None}
     rec = vocab_record(nums)
     loss = rec.get("loss")
     if loss is not None:

@@ -32,6 +32,10 @@ _NUM_RX = re.compile(NUM)
 
 def number(text: str) -> float | None:
     """The number a cell holds (quotes, ``%`` and ``tensor(`` around it allowed), else None."""
+    try:
+        return float(text)          # (the common case: a plain number; ``nan``, ``inf`` too)
+    except ValueError:
+        pass
     t = text.strip().strip("'\"").strip()
     if t.startswith("tensor("):
         t = t[7:]
@@ -72,6 +76,8 @@ def pairs(low: str) -> dict[str, str]:
 
 # ---- header rows (CSV/TSV, aligned tables) -----------------------------------------------------
 _DELIMS = ("\t", ",", ";", "|")
+#: a header row names columns: no number standing on its own, no ``key=value`` or ``key: value``
+_NOT_HEADER = re.compile(r"(?<![\w.])[-+]?\.?\d|=|:\s")
 _CELL = re.compile(r"^[a-z_][\w./\- ()\[\]]*$")
 
 
@@ -87,7 +93,7 @@ def header(low: str) -> tuple[str, list[str]] | None:
     numbers), split by one delimiter (tab, comma, semicolon, ``|``, or runs of spaces), at least
     one of them a loss, loss scale or grad norm and another a step, epoch or a second metric."""
     s = low.strip()
-    if len(s) > 2000 or not s:
+    if len(s) > 2000 or not s or _NOT_HEADER.search(s):
         return None
     for delim in _DELIMS + (" ",):
         if delim != " " and delim not in s:

@@ -18,7 +18,7 @@ import math
 import re
 from functools import lru_cache
 
-__all__ = ["ROLES", "WORDS", "role", "TOTAL_LOSS", "LOG2_SCALE_KEYS", "pick_loss", "record"]
+__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "TOTAL_LOSS", "LOG2_SCALE_KEYS", "pick_loss", "record"]
 
 ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
 
@@ -41,9 +41,11 @@ for _names, _role in (
     for _n in _names:
         _EXACT[_n] = _role
 
-#: the words some role's names contain (lower case)
-WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "scale", "norm", "step", "iter", "batch",
-         "update", "epoch", "entropy")
+#: the words the names of a record's values contain (loss, scale, grad norm, epoch; lower case):
+#: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
+RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch")
+#: the words some role's names contain: the reader's prefilter is built from them
+WORDS = RECORD_WORDS + ("step", "iter", "batch", "update")
 #: keys that name the total loss of a record (every other key with ``loss`` is a component)
 TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm loss", "lm_loss",
                         "train_loss_step", "overall_loss", "train/loss", "total loss", "xent",
