@@ -127,7 +127,9 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     if loss is None and gnorm is None and scale is None:
         return
     named = {}
-    if step is None and "step" in rec and math.isfinite(rec["step"]) and 0 <= rec["step"] < 1e15:
+    # a step the record names by a key (``step=1600``, ``[step] 104``, ``"global_step": 7``) is
+    # the run's counter: it wins over an ``iter [14/15]`` counter within an epoch
+    if "step" in rec and 0 <= rec["step"] < 1e15:
         named = {"step": int(rec["step"]), "explicit": True}
         st.step = named["step"]
     fw = framework_of(text, "generic")

@@ -1,7 +1,7 @@
 """The records reader: any line, or row of a structured file, -> ``{name: value text}`` fields.
 
 Notations read (searched in the lower-cased line; nothing is evaluated): JSON objects (numbers or
-quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``key=value``, ``key = value``,
+quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``[key] value`` (loguru trainers), ``key=value``, ``key = value``,
 ``key: value``, ``key value``, with fields split by ``|`` ``,`` ``;`` `` - ``, tabs or runs of
 spaces (progress-bar postfixes of tqdm and Keras are such fields), a value possibly wrapped as
 ``tensor(...)`` or followed by ``%``; keys of up to three words (``lm loss``, ``loss scale``), a
@@ -22,7 +22,8 @@ __all__ = ["pairs", "header", "row", "json_field", "number", "CONNECTIVES"]
 
 _KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_][\w./\-]*"     # (a value is not a key's word)
 _PAIR = re.compile(
-    r"(?<![\w.])(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q)"
+    r"(?<![\w.])(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
+    r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q))"
     r"(?:\s*[:=]\s*|\s+)(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?(?![\w.])")
 #: words between a name and its value that are not part of the name
 CONNECTIVES = frozenset({"is", "was", "became", "becomes", "become", "now", "value", "reads",
@@ -68,7 +69,7 @@ def pairs(low: str) -> dict[str, str]:
     value of each name)."""
     out: dict[str, str] = {}
     for m in _PAIR.finditer(low):
-        name = _name(m.group("key"))
+        name = _name(m.group("key") or m.group("bkey"))
         if name not in out:
             out[name] = m.group("val")
     return out
