@@ -19,10 +19,17 @@ from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
 from fampnb.logs._fields import records as _records
 from fampnb.logs._fields import table_row as _table_row
+from fampnb.logs._messages import (ANOMALY, ANOMALY_WORDS, APEX, APEX_SKIP, ARTICLE, DS_GRAD_OVF,
+                                   DS_HYST, DS_MIN, DS_PROGRESS, DS_REDUCE, DYN_DOWN, DYN_UP,
+                                   FAIRSEQ, FS_OVF_ERR, GRADS_NONFINITE, LEGACY_SCALE, LG_CHANGE,
+                                   LOSS_ERR, MIN_REACHED, MISUSE, MISUSE_WORDS, PREC, PREC_WORDS,
+                                   REACHED, SCALE_SMALL, SCHED_WARN, START, TF_NAN, TRACE_ERR)
 from fampnb.logs._notation import header as _header
 from fampnb.logs._notation import json_field as _json_field
 from fampnb.logs._notation import row as _csv_row
 from fampnb.logs._read import utf16 as _utf16
+from fampnb.logs._steps import EPOCH as _EPOCH
+from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
 from fampnb.logs._wrap import join as _join
@@ -70,147 +77,6 @@ def _has(low: str, words: tuple[str, ...]) -> bool:
         if w in low:
             return True
     return False
-
-
-# ---- steps ---------------------------------------------------------------------------------
-_NAMED, _GROUP1 = 1, 2   # epoch handling of a step rule (0: none), see _STEP_RULES
-_STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
-    # (word that must occur, pattern, step group, total group (0: none), epoch: _NAMED adds
-    #  (epoch-1)*total when an "epoch N" >= 2 is named in the line; _GROUP1: the pattern's
-    #  group 1 is a 0-based epoch, epoch*total is added)
-    ("iteration", _c(r"\biteration\s+(\d+)\s*/\s*(\d+)"), 1, 2, 0),        # Megatron
-    ("step=", _c(r"\bstep=(\d+),\s*skipped="), 1, 0, 0),                   # DeepSpeed
-    ("num_updates", _c(r"\bnum_updates[= ](\d+)"), 1, 0, 0),               # fairseq
-    ("global", _c(r"\bglobal[ _]step['\"]?\s*[:=]?\s*(\d+)"), 1, 0, 0),          # insightface
-    ("iter", _c(r"\biter(?:ation)?s?\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)"), 1, 2, _NAMED),  # iter [1/9]
-    ("][", _c(r"\]\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, _NAMED),            # mmengine
-    ("train:", _c(r"\btrain:\s*(\d+)\s*\[\s*(\d+)\s*/\s*(\d+)"), 2, 3, _GROUP1),  # timm train.py
-    ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, 0),  # Step: 47, Step [4/9]
-    ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, 0),
-    # tqdm " 378/2724 [00:01<", Keras "  3/226 [====>....." (a bar of = > . after the counter)
-    ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*\[(?:\d|[=>.]{3})"), 1, 2, 0),
-)
-_EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
-
-
-def _search_at(rx: re.Pattern[str], text: str, word: str) -> re.Match[str] | None:
-    """``rx.search(text)`` for a pattern whose every match starts with ``word`` (after a
-    zero-width ``\\b``): tried only where ``word`` occurs (a failed search over a long line
-    costs more than a few ``find`` calls)."""
-    i = text.find(word)
-    while i >= 0:
-        m = rx.match(text, i)
-        if m:
-            return m
-        i = text.find(word, i + 1)
-    return None
-
-
-def _search_count(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """``rx.search(text)`` for the ``N/M [`` rule, tried at each ``/`` (the match starts at the
-    separator before the digits, or at the start of the line)."""
-    i = text.find("/")
-    while i >= 0:
-        j = i
-        while j and text[j - 1].isdecimal():
-            j -= 1
-        if j < i:
-            m = rx.match(text, j - 1 if j else 0)
-            if m:
-                return m
-        i = text.find("/", i + 1)
-    return None
-
-
-def _step(text: str) -> tuple[int | None, int | None]:
-    for word, rx, g_step, g_total, epoch in _STEP_RULES:
-        if word not in text:
-            continue
-        m = _search_count(rx, text) if word == "/" else _search_at(rx, text, word)
-        if m:
-            step = int(m.group(g_step)[:12])
-            total = int(m.group(g_total)[:12]) if g_total and m.group(g_total) else None
-            if epoch == _GROUP1 and total:
-                step += int(m.group(1)[:6]) * total
-            elif epoch == _NAMED and total:
-                ep = _EPOCH.search(text)
-                if ep and int(ep.group(1)[:6]) >= 2:
-                    step += (int(ep.group(1)[:6]) - 1) * total
-            return step, total
-    return None, None
-
-
-# ---- scaler records (can occur several times per segment) ---------------------------------
-_ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
-_DS_REDUCE = _c(r"attempted loss scale:\s*(" + _NUM + r"),\s*reducing to\s*(" + _NUM + ")")
-_DS_HYST = _c(r"attempted loss scale:\s*(" + _NUM + r"),\s*but hysteresis is\s*(\d+)")
-_DS_MIN = _c(r"current loss scale already at minimum")
-_DYN_DOWN = _c(r"reducing dynamic loss scale from\s*(" + _NUM + r")\s*to\s*(" + _NUM + ")")
-_DYN_UP = _c(r"increasing dynamic loss scale from\s*(" + _NUM + r")\s*to\s*(" + _NUM + ")")
-_DS_GRAD_OVF = _c(r"grad overflow on iteration\s*(\d+)")
-# legacy apex ``DynamicLossScaler`` (and DeepSpeed's copy): ``Grad overflow on iteration N`` then,
-# on the next line, the scale now in force
-_LEGACY_SCALE = _c(r"using dynamic loss scale of\s*(" + _NUM + ")")
-# loss scales kept as a base-2 logarithm: ``Found NaN, decreased lg_loss_scale to -3.354``
-_LG_CHANGE = _c(r"\b(decreas|reduc|lower|increas|rais|grow|grew)\w*\s+(?:the\s+)?(?:lg|log2?)_loss_scale"
-                r"\s*(?:to|=|:)\s*(" + _NUM + ")")
-# TF Estimator / Keras: NaN losses reported in words
-_TF_NAN = _c(r"model diverged with loss\s*=\s*(?:nan|[-+]?inf)|nan loss during training|"
-             r"invalid loss,\s*terminating training")
-_APEX = _c(r"(?:gradient overflow[.,]\s*skipping step|overflow within closure!\s*skipping step),?"
-           r"\s*(?:loss scaler\s*\d+\s*)?reducing loss scale to\s*(" + _NUM + ")")
-_APEX_SKIP = _c(r"gradient overflow,\s*skipping update")
-_FAIRSEQ = _c(r"overflow detected,\s*(?:ignoring gradient,\s*)?setting (?:loss )?scale to(?: to)?"
-              r":?\s*(" + _NUM + ")")
-_FS_OVF_ERR = _c(r"overflowerror:\s*setting loss scale to:?\s*(" + _NUM + ")")
-_FS_AMP_SKIP = _c(r"amp: skipping this batch")
-_MIN_REACHED = _c(r"minimum loss scale reached\s*\(\s*(" + _NUM + r")\s*\)")
-#: the same fairseq message by its second sentence (``... reached (0.0001). Your loss is probably
-#: exploding. Try lowering ...``, both the fp16 and the AMP wordings)
-_REACHED = _c(r"reached\s*\(\s*(" + _NUM + r")\s*\)[.\s]*your loss is probably exploding")
-_GRADS_NONFINITE = _c(r"gradients are nan/inf")
-_DS_PROGRESS = _c(r"\bstep=(\d+),\s*skipped=(\d+)")
-_LR0 = _c(r"tried to get lr value before scheduler/optimizer started stepping")
-_SCHED_WARN = _c(r"lr_scheduler\.step\(\)`?\s*before\s*`?optimizer\.step\(\)")
-_MISUSE = _c(r"attempting to unscale fp16 gradients|unscale_\(\) has already been called|"
-             r"step\(\) has already been called since the last update|"
-             r"does not allow for gradient clipping")
-_ANOMALY = _c(r"returned nan values|found nan in local grad norm|"
-              r"loss\b[^|\n]{0,60}?\bis\s+(?:nan|inf|not finite)|non-finite loss|loss is nan")
-_MISUSE_WORDS = ("unscale", "already been called", "gradient clipping")
-_ANOMALY_WORDS = ("returned nan", "found nan", " is nan", " is inf", "not finite",
-                  "non-finite loss", "loss is")
-_PREC_WORDS = ("bf16", "fp16", "bfloat", "float16", "16-mixed", "16bit", "precision", "fp32",
-               "32-true")
-_TRACE_ERR = _c(r"\b(floatingpointerror|overflowerror)\b:?\s*(.{0,200})|"
-                r"\(34, 'numerical result out of range'\)")
-#: a scale too small to go on, in words (icefall/k2 trainers: ``Grad scale is small: 0.0``,
-#: ``grad_scale is too small, exiting: 2.3e-10``): an observation, or the run's end
-_SCALE_SMALL = _c(r"\bgrad[_ ]scale is (?:too )?small(,? exiting)?\s*:?\s*(" + _NUM + ")")
-#: any other exception whose message says the loss diverged or is not finite (a training script's
-#: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``)
-_LOSS_ERR = _c(r"\b(\w*error)\b:\s*(?=.{0,200}?\bloss\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
-               r"\binf(?:inity)?\b|not finite|non-finite))")
-
-# ---- precision hints -------------------------------------------------------------------------
-_PREC = (
-    (_c(r"--bf16\b|['\"]?\bbf16['\"]?\s*[:=]\s*(?:true|1\b)|bf16-mixed|bf16_enabled\s*[:=]\s*true|"
-        r"mixed_precision\s*[:=]\s*['\"]?bf16|['\"]bf16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
-        r"using bfloat16|params_dtype\s*[:=]\s*torch\.bfloat16|torch_dtype\s*[:=]\s*torch\.bfloat16|"
-        r"mixed_bfloat16|(?:amp_)?dtype\s*[:=]\s*(?:torch\.)?bfloat16|"
-        r"precision\s*[:=]\s*['\"]?(?:bf16|bfloat16)\b|"
-        r"\b(?:bfloat16_enabled|bf16_enabled|bf16)\s*\.{3,}\s*true\b"),
-     "bf16"),
-    (_c(r"--fp16\b|['\"]?\bfp16['\"]?\s*[:=]\s*(?:true|1\b)|(?<!bf)16-mixed|"
-        r"mixed_precision\s*[:=]\s*['\"]?fp16|['\"]fp16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
-        r"using 16bit (?:native )?automatic mixed precision|fp16_enabled\s*[:=]\s*true|"
-        r"params_dtype\s*[:=]\s*torch\.float16|mixed_float16|(?:amp_)?dtype\s*[:=]\s*(?:torch\.)?float16|"
-        r"using (?:16bit|float16|fp16) (?:native )?(?:automatic )?mixed precision|"
-        r"precision\s*[:=]\s*['\"]?(?:fp16|float16|16)\b(?!-true|\.\d)|"
-        r"\b(?:fp16_enabled|fp16)\s*\.{3,}\s*true\b"), "fp16"),
-    (_c(r"precision\s*[:=]\s*['\"]?(?:32|32-true|fp32)\b|--fp32\b|"
-        r"may support faster training with --fp16"), "fp32"),
-)
 
 
 def _scale_kind(before: float, after: float) -> str:
@@ -289,7 +155,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         if after is not None:
             st.scale = after
 
-    for m in _ARTICLE.finditer(low) if "loss scaling" in low else ():
+    for m in ARTICLE.finditer(low) if "loss scaling" in low else ():
         b, a = _f(m.group(1)), _f(m.group(2))
         note = (m.group(3) or "").lower()
         kind = _scale_kind(b, a)
@@ -297,26 +163,26 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
             kind = "scale"
         scaled(kind, b, a, "seed", "article")
     ds = "attempted loss scale" in low
-    for m in _DS_REDUCE.finditer(low) if ds else ():
+    for m in DS_REDUCE.finditer(low) if ds else ():
         b, a = _f(m.group(1)), _f(m.group(2))
         scaled("backoff" if a < b else "hysteresis", b, a, "deepspeed", "ds-overflow")
-    for m in _DS_HYST.finditer(low) if ds else ():
+    for m in DS_HYST.finditer(low) if ds else ():
         b = _f(m.group(1))
         scaled("hysteresis", b, b, "deepspeed", "ds-hysteresis")
     if not ds and "skipping step" in low and ("overflow!" in low or "overflow detected." in low):
         ev("skip", "deepspeed", "ds-overflow-noscale", count=1)   # non-fp16 dtype: no scales
-    if "already at minimum" in low and _DS_MIN.search(low):
+    if "already at minimum" in low and DS_MIN.search(low):
         ev("fatal", "deepspeed", "min-scale", scale_after=st.scale)
     dyn = "dynamic loss scale" in low
-    for m in _DYN_DOWN.finditer(low) if dyn else ():
+    for m in DYN_DOWN.finditer(low) if dyn else ():
         scaled("backoff", _f(m.group(1)), _f(m.group(2)), "deepspeed", "dyn-reduce")
-    for m in _DYN_UP.finditer(low) if dyn else ():
+    for m in DYN_UP.finditer(low) if dyn else ():
         scaled("growth", _f(m.group(1)), _f(m.group(2)), "deepspeed", "dyn-increase")
-    for m in _DS_GRAD_OVF.finditer(low) if "grad overflow on" in low else ():
+    for m in DS_GRAD_OVF.finditer(low) if "grad overflow on" in low else ():
         ev("skip", "deepspeed", "ds-grad-overflow", step=int(m.group(1)[:12]), total=None,
            count=1, explicit=True)
         st.overflow_line = line_no
-    m = _LEGACY_SCALE.search(low) if "using dynamic loss scale" in low else None
+    m = LEGACY_SCALE.search(low) if "using dynamic loss scale" in low else None
     if m:
         a, prev = _f(m.group(1)), st.scale
         after_ovf = st.overflow_line is not None and 0 <= line_no - st.overflow_line <= 2
@@ -328,7 +194,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         else:
             scaled("scale", None, a, "apex", "apex-legacy-scale")
         st.overflow_line = None
-    for m in _LG_CHANGE.finditer(low) if "_loss_scale" in low else ():
+    for m in LG_CHANGE.finditer(low) if "_loss_scale" in low else ():
         lg2 = _f(m.group(2))
         a, prev = _log2_scale(lg2), st.scale
         if m.group(1).startswith(("decreas", "reduc", "lower")):
@@ -337,21 +203,21 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         else:
             scaled("growth", prev if prev is not None and prev <= a else None, a, "generic",
                    "log2-scale-increase", lg2)
-    if ("diverged" in low or "loss" in low) and _TF_NAN.search(low):
+    if ("diverged" in low or "loss" in low) and TF_NAN.search(low):
         ev("nan", "keras", "tf-nan-loss", loss=math.nan)
-    for m in _APEX.finditer(low) if "reducing loss scale to" in low else ():
+    for m in APEX.finditer(low) if "reducing loss scale to" in low else ():
         a = _f(m.group(1))
         b = st.scale if st.scale is not None and st.scale >= a else None
         scaled("backoff", b, a, "apex", "apex-overflow")
-    if "skipping update" in low and _APEX_SKIP.search(low):
+    if "skipping update" in low and APEX_SKIP.search(low):
         ev("skip", "apex", "apex-skip", count=1)
-    fs = (list(_FAIRSEQ.finditer(low)) or list(_FS_OVF_ERR.finditer(low))
+    fs = (list(FAIRSEQ.finditer(low)) or list(FS_OVF_ERR.finditer(low))
           if "scale to" in low else [])
     for m in fs:
         a = _f(m.group(1))
         b = st.scale if st.scale is not None and st.scale >= a else None
         scaled("backoff", b, a, "fairseq", "fairseq-overflow")
-    m = _SCALE_SMALL.search(low) if "small" in low else None
+    m = SCALE_SMALL.search(low) if "small" in low else None
     if m:
         x = _f(m.group(2))
         if m.group(1) or "error" in low:
@@ -360,20 +226,20 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
             scaled("scale", None, x, "torch", "scale-small")
     if "amp: skipping" in low:
         ev("skip", "fairseq", "fairseq-amp-skip", count=1)
-    m = _MIN_REACHED.search(low) if "minimum loss scale" in low else None
+    m = MIN_REACHED.search(low) if "minimum loss scale" in low else None
     exploding = m is None and "probably exploding" in low   # the message's second sentence,
     if exploding:                                           # its head cut or wrapped away
-        m = _REACHED.search(low)
+        m = REACHED.search(low)
     if m or exploding:
         ev("fatal", "fairseq", "min-scale", scale_after=_f(m.group(1)) if m else None)
-    elif "nan/inf" in low and _GRADS_NONFINITE.search(low):
+    elif "nan/inf" in low and GRADS_NONFINITE.search(low):
         ev("fatal", "fairseq", "nonfinite-grad", grad_norm=math.nan)
     elif not fs and ("error" in low or "out of range" in low):
-        m = _TRACE_ERR.search(low) or (_LOSS_ERR.search(low) if "loss" in low and not out
+        m = TRACE_ERR.search(low) or (LOSS_ERR.search(low) if "loss" in low and not out
                                        else None)
         if m:
             ev("fatal", "torch", (m.group(1) or "overflowerror").lower())
-    m = _DS_PROGRESS.search(low) if "skipped=" in low else None
+    m = DS_PROGRESS.search(low) if "skipped=" in low else None
     if m:
         k = int(m.group(2)[:12])
         if st.ds_skipped is not None and k > st.ds_skipped:
@@ -384,17 +250,17 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
             ev("skip", "deepspeed", "ds-counter-zero", count=0)
         st.ds_skipped = k
     if ("start training" in low or "starting training" in low or "training started" in low) \
-            and "epoch" not in low:
+            and "epoch" not in low and "error" not in low and START.search(low):
         ev("note", "generic", "start")      # the log shows the start of training
     if "lr value before" in low:
         ev("skip", "hf", "lr-zero", count=1)
-    if "lr_scheduler" in low and _SCHED_WARN.search(low):
+    if "lr_scheduler" in low and SCHED_WARN.search(low):
         ev("skip", "torch", "sched-warning", count=1)
-    if _has(low, _MISUSE_WORDS) and _MISUSE.search(low):
+    if _has(low, MISUSE_WORDS) and MISUSE.search(low):
         ev("fatal", "torch", "misuse")
-    if _has(low, _ANOMALY_WORDS) and _ANOMALY.search(low):
+    if _has(low, ANOMALY_WORDS) and ANOMALY.search(low):
         ev("nan", "torch", "anomaly", loss=math.nan)
-    for rx, prec in _PREC if _has(low, _PREC_WORDS) else ():
+    for rx, prec in PREC if _has(low, PREC_WORDS) else ():
         if rx.search(low):
             ev("scale", "generic", "precision", precision=prec)
             break
