@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ._window import as_positive
+from ._checks import as_positive
 from .formats import BF16, FP8_E4M3, FP8_E5M2, FP16, Format, Zone, get
 
 __all__ = ["GradHistogram", "DEFAULT_FORMATS", "power_of_two_exponent", "NO_TORCH_HINT"]
