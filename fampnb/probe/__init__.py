@@ -22,18 +22,19 @@ predictions are still filled in where they need no device.
   with the rows where it and this machine differ (``row_differences``).
 - ``main(argv)``: ``python -m fampnb probe [--json]``.
 
-Rooms: ``device`` (where it runs, ``device_report``), ``casts`` (``cast_checks``), ``amp``
+Rooms: ``device`` (where it runs, ``device_report``; the report), ``casts`` (``cast_checks``), ``amp``
 (``amp_decay``, ``demo_problem``), ``histogram`` (``GradHistogram``), ``recorder``
 (``grad_histogram``, the device-side hook), ``recorded`` (the shipped GPU records), ``cli``
-(the terminal report).  Other packages import from here (``from fampnb.probe import GradHistogram``).
+(``main``).  Other packages import from here (``from fampnb.probe import GradHistogram``).
 """
 
 from __future__ import annotations
 
 from .amp import AMP_GROWTH_INTERVAL, AMP_INIT_SCALE, amp_decay, demo_problem
 from .casts import cast_checks
-from .cli import cast_table, jsonable, main, report_lines
-from .device import CPU_NOTE, NO_TORCH, device_report, measurement_label, resolve_device
+from .cli import main
+from .device import (CPU_NOTE, NO_TORCH, cast_table, device_report, jsonable, measurement_label,
+                     report_lines, resolve_device)
 from .histogram import NO_TORCH_HINT, GradHistogram, power_of_two_exponent
 from .recorded import record_lines, recorded_results, row_differences
 from .recorder import GradHistogramRecorder, grad_histogram

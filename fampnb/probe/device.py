@@ -3,13 +3,15 @@
 torch is optional and imported inside the functions.  ``resolve_device`` picks CUDA when it is
 available, else the CPU; every result says where it ran (``"cuda:0 NVIDIA ..."`` or ``"cpu"``) and
 a CPU result is labelled as *not* a GPU measurement (``measurement_label``).  Without torch a
-result says so (``NO_TORCH``, with an install hint) instead of raising.  Internal to
+result says so (``NO_TORCH``, with an install hint) instead of raising.  ``report_lines`` is the
+terminal report of every probe (``python -m fampnb probe``).  Internal to
 ``fampnb.probe``: the other probe modules use these helpers; other packages use the face.
 """
 
 
 from __future__ import annotations
 
+import math
 import platform
 import shutil
 import subprocess
@@ -17,7 +19,8 @@ from typing import Any
 
 from .histogram import NO_TORCH_HINT
 
-__all__ = ["device_report", "resolve_device", "measurement_label", "NO_TORCH", "CPU_NOTE"]
+__all__ = ["device_report", "resolve_device", "measurement_label", "NO_TORCH", "CPU_NOTE", "cast_table",
+           "report_lines", "jsonable"]
 
 NO_TORCH = "none (torch is not installed)"
 CPU_NOTE = "CPU — not a GPU measurement"
@@ -128,3 +131,78 @@ def _cpu_capability(torch: Any) -> str | None:
         return str(torch.backends.cpu.get_cpu_capability())
     except (AttributeError, RuntimeError):
         return None
+
+
+# ------------------------------------------------------------------------------------ report
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        if math.isnan(v) or math.isinf(v):
+            return str(v)
+        return f"{v:.10g}"
+    return str(v)
+
+
+def jsonable(obj: Any) -> Any:
+    """Non-finite floats become the strings "inf", "-inf", "nan" (strict JSON has none)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    return obj
+
+
+def cast_table(casts: dict[str, Any], model_only: bool = False) -> list[str]:
+    """``cast_checks`` rows as aligned text lines; ``model_only`` prints the model's predictions
+    only (identical on every machine, with or without torch)."""
+    head = f"  {'kind':<10} {'dtype':<14} {'input':<52}"
+    lines = [head + (f" {'model':>16}" if model_only
+                     else f" {'device':>16} {'model':>16}  agree")]
+    for r in casts["rows"]:
+        row = f"  {r['kind']:<10} {r['dtype']:<14} {r['label']:<52}"
+        if model_only:
+            lines.append(f"{row} {_fmt(r['model_result']):>16}")
+            continue
+        agree = {True: "yes", False: "NO", None: "—"}[r["agree"]]
+        if r["documented"]:
+            agree = "no (documented)"
+        lines.append(f"{row} {_fmt(r['device_result']):>16} {_fmt(r['model_result']):>16}  {agree}")
+    return lines
+
+
+def report_lines(device: dict[str, Any], casts: dict[str, Any], amp: dict[str, Any]) -> list[str]:
+    """The terminal report of ``python -m fampnb probe``."""
+    lines = [f"fampnb probe — device: {device['device']}  [{device['measurement']}]"]
+    if not device.get("available"):
+        lines += [device["message"], "", "Model predictions (fampnb.formats), no device result:"]
+    else:
+        lines.append(f"torch {device['torch']}, CUDA {device['cuda']}, compute capability "
+                     f"{device['compute_capability']}, bf16 {device['bf16_supported']}, "
+                     f"TF32 matmul "
+                     f"{device['tf32_matmul']}, cuDNN TF32 {device['tf32_cudnn']}")
+        if device.get("nvidia_smi"):
+            lines.append(f"nvidia-smi: {device['nvidia_smi']}")
+        lines += ["", f"Casts and arithmetic  [{casts['measurement']}]"]
+    lines += cast_table(casts)
+    if device.get("available"):
+        lines.append(f"  flushes subnormals: {casts['flushes_subnormals']}")
+        lines.append(f"  undocumented disagreements: {casts['disagreements'] or 'none'}")
+        if casts["documented"]:
+            lines.append(f"  note ({len(casts['documented'])} rows): "
+                         f"{next(r['note'] for r in casts['rows'] if r['documented'])}")
+        lines += ["", f"AMP scale decay  [{amp['measurement']}]"]
+        lines.append(f"  real GradScaler scales: {[_fmt(s) for s in amp['scales']]}")
+        lines.append(f"  found_inf per step:     {amp['found_inf']}")
+        lines.append(f"  fampnb.scaler.simulate: {[_fmt(s) for s in amp['simulated'] or []]}"
+                     f"  match: {amp['match']}")
+        bf = amp["bf16"]
+        if "error" in bf:
+            lines.append(f"  bf16 run: {bf['error']}")
+        else:
+            lines.append(f"  bf16 autocast, no scaler: non-finite steps "
+                         f"{sum(bf['found_inf'])}/{len(bf['found_inf'])}, losses "
+                         f"{[round(v, 3) for v in bf['losses']]}")
+    return lines
