@@ -31,8 +31,11 @@ lines:
 ``precision`` (``"fp16" "bf16" "fp32"``) overrides what the log states (config lines such as
 ``--bf16``, ``precision: fp16``, ``"bf16": {"enabled": true}`` or DeepSpeed's config dump
 ``bfloat16_enabled ...... True`` are detected; the line is evidence only for the verdicts it
-decides: ``data``, ``no-scaler``, ``unknown``).  The rules live in
-``fampnb.diagnose._accumulate``; the wording of advice and caveats in ``fampnb.diagnose._text``.
+decides: ``data``, ``no-scaler``, ``unknown``).  The events feed the trackers of
+``fampnb.diagnose._accumulate``; the decision is the ordered list of named checks of
+``fampnb.diagnose._checks`` (``Diagnosis.check`` names the one that decided), which judge runs of
+backoffs with ``fampnb.diagnose._judge``; the wording of advice and caveats is in
+``fampnb.diagnose._text``.
 """
 
 from __future__ import annotations

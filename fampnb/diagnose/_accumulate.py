@@ -1,8 +1,9 @@
-"""The doctor's rules: a one-pass, bounded-memory accumulator over ``Event`` records.
+"""What the doctor remembers of a log: a one-pass, bounded-memory accumulator over ``Event`` records.
 
-``Accumulator.feed(event)`` updates counters and the current run of backoffs; ``finish()`` decides
-the verdict from the principles in ``reference/loss-scalers.md`` section 7 (see
-``fampnb.diagnose``).  Memory is bounded: series are thinned, runs and evidence are capped.
+``Accumulator.feed(event)`` updates counters and the current run of backoffs; ``close()`` ends
+the input; the named checks of ``fampnb.diagnose._checks`` then decide from what it holds (the
+principles of ``reference/loss-scalers.md`` section 7, see ``fampnb.diagnose``).  Memory is
+bounded: series are thinned, runs and evidence are capped.
 """
 
 from __future__ import annotations
