@@ -1,5 +1,6 @@
-"""Record rules of the log reader: Megatron iteration lines, HF Trainer dicts, generic
-``loss:`` / ``grad_norm`` / ``loss scale`` fields (at most one record per segment).
+"""Record rules of the log reader: Megatron iteration lines (with their skip/NaN counters), HF
+Trainer dicts (with the frozen-learning-rate skip), and any other record in any notation
+(``fampnb.logs._notation`` + ``fampnb.logs._vocab``); at most one record per segment.
 
 Values are read with ``float()`` on matched digits; nothing is evaluated.
 """

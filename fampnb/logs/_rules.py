@@ -1,9 +1,12 @@
 """Line rules of the log reader: one physical-line segment -> zero or more ``Event`` objects.
 
-Every rule is a regular expression searched *inside* the line (records glued to tqdm bars, rank
-prefixes and timestamps are common), never anchored at the start.  Numbers are converted with
-``float()`` / ``int()`` on the matched digits only: nothing in a log is ever evaluated.  The
-wordings come from ``reference/loss-scalers.md`` section 3 (one comment per framework).
+Two kinds of rule: the framework message table (``fampnb.logs._messages``, one pattern per
+wording of ``reference/loss-scalers.md`` section 3, searched *inside* the line: records glued to
+tqdm bars, rank prefixes and timestamps are common), and the records reader (``_notation``: any
+notation, its names given roles by ``_vocab``; header rows, pretty-printed JSON fields and
+``| key | value |`` tables are collected into one record).  The words the message rules need are
+one list (``_triggers``).  Numbers are converted with ``float()`` on matched digits only: nothing
+in a log is ever evaluated.
 """
 
 from __future__ import annotations
@@ -12,8 +15,7 @@ import math
 import re
 from collections.abc import Callable
 
-from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _c, _f, jsonable
-from fampnb.logs._event import NUM as _NUM
+from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
 from fampnb.logs._fields import hf as _hf_record
 from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
