@@ -25,7 +25,7 @@ from fampnb.logs._event import Event
 from fampnb.logs import _blocks
 from fampnb.logs._blocks import pick_stream
 from fampnb.logs._pick import Pick, Picker
-from fampnb.logs._read import Reader, decode, open_binary, wrap
+from fampnb.logs._read import Reader, decode, open_binary, segments, wrap
 from fampnb.logs._rules import LineState, finish, parse_segment, structured_head, truncated_note
 
 MAX_PIECE = 1 << 20
@@ -145,8 +145,6 @@ def _scan_stream(rd: Reader, tick: Callable[[bool], None] | None) -> Iterator[Ev
     state = LineState()
     src = _Blocks(rd, first, tick)
     if structured_head(first) or rd.transcoded:
-        from fampnb.logs._read import segments
-
         for line_no, text in segments(src):
             yield from parse_segment(text, line_no, state)
     else:
