@@ -109,7 +109,8 @@ def scheme_view(scheme: str, elem: str = "fp8_e4m3", tensors: Mapping[str, Any] 
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
     fmt = element_format(elem)
     m = as_margin(margin)
-    ts = {k: np.asarray(v, np.float32) for k, v in (tensors or demo_gradients()).items()}
+    src = demo_gradients() if tensors is None else tensors
+    ts = {k: np.asarray(v, np.float32) for k, v in src.items()}
     if not ts:
         raise ValueError("tensors is empty")
     scaled: dict[str, np.ndarray] = {}

@@ -68,9 +68,11 @@ class MXTensor:
         return (self.scale_exponents + 127).astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
 
     def dequantize(self) -> np.ndarray:
-        """``elements * 2**exponent`` as float32 (NaN throughout a block with the NaN scale)."""
+        """``elements * 2**exponent`` as float32 (NaN throughout a block with the NaN scale; an inf
+        block's clipped ±max times ``2**(128 - emax)`` overflows float32: it comes back ±inf)."""
         e = np.repeat(self.scale_exponents, self.block, axis=-1)[..., :self.elements.shape[-1]]
-        out = np.ldexp(self.elements.astype(np.float32), e.astype(np.int32))
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.ldexp(self.elements.astype(np.float32), e.astype(np.int32))
         out[e == NAN_EXPONENT] = np.nan
         return out
 
@@ -105,19 +107,35 @@ def mx_quantize(x: Any, elem: str = "fp8_e4m3", block: int = 32) -> MXTensor:
         blocks = padded.reshape(-1, block)
     else:
         blocks = a.reshape(-1, block)
-    bits = blocks.view(np.uint32)
     exps = np.empty(blocks.shape[0], np.int16)
     elements = np.empty(blocks.shape, fmt.dtype)
+    with np.errstate(invalid="ignore"):  # inf * 0 in a NaN-scale block is NaN, as in torchao
+        _quantize_chunks(blocks, fmt, exps, elements)
+    exps = exps.reshape(a.shape[:-1] + (nb,))
+    elements = elements.reshape(a.shape[:-1] + (nb * block,))[..., :n]
+    if n % block:
+        elements = np.ascontiguousarray(elements)
+    name = next(k for k, v in ELEMENTS.items() if v is fmt)
+    return MXTensor(scale_exponents=exps, elements=elements, elem=name, block=block)
+
+
+def _quantize_chunks(blocks: np.ndarray, fmt: Format, exps: np.ndarray,
+                     elements: np.ndarray) -> None:
+    """Fill ``exps`` and ``elements`` from ``blocks`` (float32, one block a row), chunk by chunk:
+    the block max is read on the bit pattern (sign cleared: integer order is magnitude order, and
+    NaN sorts above inf), its exponent field gives floor(log2); P = V * 2**-e (exact: the same as
+    V / 2**e), clipped to ±max, cast."""
+    bits = blocks.view(np.uint32)
     top = np.float32(fmt.max)
-    shift = 127 + emax(fmt)
+    shift = np.int16(127 + emax(fmt))
     one = np.ones(_CHUNK, np.float32)
-    buf = np.empty((_CHUNK, block), np.float32)
-    mag = np.empty((_CHUNK, block), np.uint32)
+    buf = np.empty((_CHUNK, blocks.shape[1]), np.float32)
+    mag = np.empty((_CHUNK, blocks.shape[1]), np.uint32)
     for i in range(0, blocks.shape[0], _CHUNK):
         j = min(i + _CHUNK, blocks.shape[0])
         k = j - i
         m = np.bitwise_and(bits[i:j], np.uint32(0x7FFFFFFF), out=mag[:k]).max(axis=1)
-        e = (m >> np.uint32(23)).astype(np.int16) - np.int16(shift)
+        e = (m >> np.uint32(23)).astype(np.int16) - shift
         np.maximum(e, np.int16(-127), out=e)
         nan = m > np.uint32(0x7F800000)
         e[nan] = NAN_EXPONENT
@@ -128,12 +146,6 @@ def mx_quantize(x: Any, elem: str = "fp8_e4m3", block: int = 32) -> MXTensor:
         np.minimum(out, top, out=out)
         np.maximum(out, -top, out=out)
         elements[i:j] = out.astype(fmt.dtype)
-    exps = exps.reshape(a.shape[:-1] + (nb,))
-    elements = elements.reshape(a.shape[:-1] + (nb * block,))[..., :n]
-    if n % block:
-        elements = np.ascontiguousarray(elements)
-    name = next(k for k, v in ELEMENTS.items() if v is fmt)
-    return MXTensor(scale_exponents=exps, elements=elements, elem=name, block=block)
 
 
 def block_scaled(x: Any, q: MXTensor) -> tuple[np.ndarray, np.ndarray]:
