@@ -46,7 +46,8 @@ def shares_table_html(view: Any) -> str:
 
 
 def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
-                     tensors: str = "gradients") -> tuple[Any, dict[str, Any], dict[str, Any]]:
+                     tensors: str = "gradients", margin: int = 0, history: int = 1024,
+                     spike: float = 64.0) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """fp8 scaling explorer -> ``(ui, controls, artists)``.
 
     controls: ``scheme`` (``fampnb.scaling.SCHEMES``), ``elem`` (MX element formats),
@@ -54,7 +55,9 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
     runs on the gradients' amax trace), ``margin`` (0..8), ``history`` (amax_history_len),
     ``spike`` (the loss spike's factor, powers of two); artists: those of ``draw_fp8_scaling``
     plus ``table_text``, ``status``, ``figure`` (the ``LiveFigure``) and ``view`` (a one-item
-    list holding the current ``SchemeView``).
+    list holding the current ``SchemeView``).  The arguments are the controls' starting values
+    (``margin`` 0..8, ``history`` one of ``HISTORY_OPTIONS``, ``spike`` a power of two from 1 to
+    4096); anything else is a ValueError naming it.
     """
     import ipywidgets as w
 
@@ -69,6 +72,12 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
         raise ValueError(f"elem must be one of {sorted(ELEMENTS)}, got {elem!r}")
     if tensors not in sets:
         raise ValueError(f"tensors must be one of {sorted(sets)}, got {tensors!r}")
+    if margin not in range(9):
+        raise ValueError(f"margin must be an integer 0..8, got {margin!r}")
+    if history not in HISTORY_OPTIONS:
+        raise ValueError(f"history must be one of {HISTORY_OPTIONS}, got {history!r}")
+    if spike not in [2.0 ** k for k in range(13)]:
+        raise ValueError(f"spike must be a power of two from 1 to 4096, got {spike!r}")
     style = {"description_width": "70px"}
     controls: dict[str, Any] = {
         "scheme": w.Dropdown(options=list(SCHEMES), value=scheme, description="scheme",
@@ -77,12 +86,12 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
                            style=style, layout=w.Layout(width="220px")),
         "tensors": w.Dropdown(options=list(sets), value=tensors, description="tensors",
                               style=style, layout=w.Layout(width="220px")),
-        "margin": w.IntSlider(value=0, min=0, max=8, description="margin", style=style,
+        "margin": w.IntSlider(value=int(margin), min=0, max=8, description="margin", style=style,
                               continuous_update=False, layout=w.Layout(width="330px")),
-        "history": w.SelectionSlider(options=list(HISTORY_OPTIONS), value=1024,
+        "history": w.SelectionSlider(options=list(HISTORY_OPTIONS), value=history,
                                      description="history", style=style,
                                      continuous_update=False, layout=w.Layout(width="330px")),
-        "spike": w.FloatLogSlider(value=64.0, base=2, min=0, max=12, step=1,
+        "spike": w.FloatLogSlider(value=float(spike), base=2, min=0, max=12, step=1,
                                   description="spike ×", readout_format=".4g", style=style,
                                   continuous_update=False, layout=w.Layout(width="330px")),
     }
