@@ -431,3 +431,19 @@ def test_shipped_demo_data_is_what_the_demo_model_gives(torch_mod):
         assert v.shape == fresh[k].shape
         np.testing.assert_allclose(fresh[k], v, rtol=1e-4, atol=1e-12 * float(np.abs(v).max()),
                                    err_msg=k)
+
+
+@pytest.mark.parametrize("elem", ["fp8_e4m3", "fp8_e5m2", "fp4_e2m1"])
+def test_cast_table_equals_the_real_cast_for_every_float32_class(elem):
+    from fampnb.scaling.mx import cast_codes
+
+    fmt = get(elem)
+    rng = np.random.default_rng(7)
+    u = np.concatenate([rng.integers(0, 2 ** 32, 1 << 20, dtype=np.uint32),
+                        np.arange(1 << 15, dtype=np.uint32) << np.uint32(17),  # every class edge
+                        (np.arange(1 << 15, dtype=np.uint32) << np.uint32(17)) | np.uint32(1),
+                        (np.arange(1 << 15, dtype=np.uint32) << np.uint32(17)) - np.uint32(1)])
+    x = u.view(F32)
+    with np.errstate(all="ignore"):
+        want = x.astype(fmt.dtype).view(np.uint8)
+    assert np.array_equal(cast_codes(x, fmt), want)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import ml_dtypes
@@ -28,7 +29,8 @@ import numpy as np
 
 from ..formats import FP4_E2M1, FP8_E4M3, FP8_E5M2, Format, get
 
-__all__ = ["ELEMENTS", "MXTensor", "mx_quantize", "element_format", "emax"]
+__all__ = ["ELEMENTS", "MXTensor", "mx_quantize", "element_format", "emax", "cast_codes",
+           "cast_table", "block_scaled"]
 
 #: element names accepted by ``mx_quantize`` and their formats
 ELEMENTS: dict[str, Format] = {"fp8_e4m3": FP8_E4M3, "fp8_e5m2": FP8_E5M2, "fp4_e2m1": FP4_E2M1}
@@ -119,18 +121,49 @@ def mx_quantize(x: Any, elem: str = "fp8_e4m3", block: int = 32) -> MXTensor:
     return MXTensor(scale_exponents=exps, elements=elements, elem=name, block=block)
 
 
+@lru_cache(maxsize=None)
+def cast_table(fmt: Format) -> np.ndarray:
+    """The element code (uint8) of every float32 class ``sign | exponent | 5 leading mantissa
+    bits | sticky`` (2**15 classes), from the real ml_dtypes cast of one member of each.
+
+    Exact for every float32: round-to-nearest-even to the element's at most 4 significant bits
+    (fewer for its subnormals) depends on the sign, the exponent, the bits down to the guard bit,
+    which lie among the 5 leading ones for every element exponent that does not round to 0, and
+    on whether any bit below is set (the sticky bit).  Values below the element's range round to
+    ±0 by exponent alone; NaN and inf keep their classes.  ``cast_codes`` looks codes up here
+    (one gather per value; the real cast costs an order of magnitude more).
+    """
+    c = np.arange(1 << 15, dtype=np.uint32)
+    rep = ((c >> np.uint32(1)) << np.uint32(18)) | (c & np.uint32(1))
+    return rep.view(np.float32).astype(fmt.dtype).view(np.uint8)
+
+
+def cast_codes(values: np.ndarray, fmt: Format, scratch: np.ndarray | None = None) -> np.ndarray:
+    """The codes (uint8) of ``values`` (float32) cast to ``fmt``, by ``cast_table``: equal to
+    ``values.astype(fmt.dtype).view(np.uint8)`` for every float32 (NaN codes included)."""
+    u = np.ascontiguousarray(values, np.float32).view(np.uint32)
+    idx = np.right_shift(u, np.uint32(17), out=scratch)
+    np.bitwise_and(idx, np.uint32(~1 & 0x7FFF), out=idx)
+    sticky = np.bitwise_and(u, np.uint32(0x3FFFF))
+    np.minimum(sticky, np.uint32(1), out=sticky)
+    np.bitwise_or(idx, sticky, out=idx)
+    return cast_table(fmt)[idx]
+
+
 def _quantize_chunks(blocks: np.ndarray, fmt: Format, exps: np.ndarray,
                      elements: np.ndarray) -> None:
     """Fill ``exps`` and ``elements`` from ``blocks`` (float32, one block a row), chunk by chunk:
     the block max is read on the bit pattern (sign cleared: integer order is magnitude order, and
     NaN sorts above inf), its exponent field gives floor(log2); P = V * 2**-e (exact: the same as
-    V / 2**e), clipped to ±max, cast."""
+    V / 2**e), clipped to ±max, cast (by ``cast_codes``)."""
     bits = blocks.view(np.uint32)
     top = np.float32(fmt.max)
     shift = np.int16(127 + emax(fmt))
     one = np.ones(_CHUNK, np.float32)
     buf = np.empty((_CHUNK, blocks.shape[1]), np.float32)
     mag = np.empty((_CHUNK, blocks.shape[1]), np.uint32)
+    idx = np.empty((_CHUNK, blocks.shape[1]), np.uint32)
+    codes = elements.view(np.uint8)
     for i in range(0, blocks.shape[0], _CHUNK):
         j = min(i + _CHUNK, blocks.shape[0])
         k = j - i
@@ -145,7 +178,7 @@ def _quantize_chunks(blocks: np.ndarray, fmt: Format, exps: np.ndarray,
         out = np.multiply(blocks[i:j], factor[:, None], out=buf[:k])
         np.minimum(out, top, out=out)
         np.maximum(out, -top, out=out)
-        elements[i:j] = out.astype(fmt.dtype)
+        codes[i:j] = cast_codes(out, fmt, idx[:k])
 
 
 def block_scaled(x: Any, q: MXTensor) -> tuple[np.ndarray, np.ndarray]:

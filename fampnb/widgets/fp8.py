@@ -52,7 +52,8 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
 
     controls: ``scheme`` (``fampnb.scaling.SCHEMES``), ``elem`` (MX element formats),
     ``tensors`` ("gradients" / "activations" of notebook 07's demo model; delayed scaling always
-    runs on the gradients' amax trace), ``margin`` (0..8), ``history`` (amax_history_len),
+    runs on the gradients' amax trace, and history and spike act on it only: the status line
+    says so), ``margin`` (0..8), ``history`` (amax_history_len),
     ``spike`` (the loss spike's factor, powers of two); artists: those of ``draw_fp8_scaling``
     plus ``table_text``, ``status``, ``figure`` (the ``LiveFigure``) and ``view`` (a one-item
     list holding the current ``SchemeView``).  The arguments are the controls' starting values
@@ -118,12 +119,13 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
         artists["view"][0] = v
         update_fp8_scaling(artists, v)
         table.value = shares_table_html(v)
-        delayed = v.scheme == "delayed"
-        for key in ("history", "spike"):
-            controls[key].disabled = not delayed
-        controls["tensors"].disabled = delayed
+        notes = list(v.notes)
+        if v.scheme != "delayed":
+            notes.append("history and spike act on delayed scaling only")
+        elif controls["tensors"].value != "gradients":
+            notes.append("delayed scaling runs on the gradients' amax trace")
         live.refresh()
-        show_ok(status, "; ".join(v.notes))
+        show_ok(status, "; ".join(notes))
 
     cb = guard(status, recompute)
     for c in controls.values():
