@@ -118,7 +118,6 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
         v = current()
         artists["view"][0] = v
         update_fp8_scaling(artists, v)
-        table.value = shares_table_html(v)
         notes = list(v.notes)
         if v.scheme != "delayed":
             notes.append("history and spike act on delayed scaling only")
@@ -126,6 +125,7 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
             notes.append("delayed scaling runs on the gradients' amax trace")
         live.refresh()
         show_ok(status, "; ".join(notes))
+        table.value = shares_table_html(v)  # last: a changed table means the update is done
 
     cb = guard(status, recompute)
     for c in controls.values():

@@ -14,11 +14,29 @@ STEM = NOTEBOOK.removesuffix(".ipynb")
 ARGS = {"scheme": "delayed", "history": 16}
 
 
+class SlowTwin(Twin):
+    """A change takes this widget a second or more (a delayed-scaling run and a re-rendered
+    figure), and the kernel answers the test's state queries while the change's callback is
+    still running: each action waits until the kernel's table (the callback's last write)
+    has changed before the usual checks."""
+
+    def step(self, key, action, **kw):
+        def act_and_wait():
+            before = self.kernel_state()["table_text"]
+            action()
+            for _ in range(200):
+                if self.kernel_state()["table_text"] != before:
+                    return
+                self.nb.page.wait_for_timeout(150)
+
+        return super().step(key, act_and_wait, **kw)
+
+
 @pytest.fixture(scope="module")
 def fx(nb):
     from fampnb.widgets import make_fp8_scaling
 
-    twin = Twin(nb, make_fp8_scaling, **ARGS)
+    twin = SlowTwin(nb, make_fp8_scaling, **ARGS)
     twin.sync_from_kernel()
     return twin
 
