@@ -13,57 +13,19 @@ missing.  Not a timed test: read the ratio, not the seconds.  Run from anywhere:
 from __future__ import annotations
 
 import logging
-import statistics
 import sys
-import time
-import tracemalloc
 from pathlib import Path
-from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's fampnb
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers of bench_formats
 
 import numpy as np  # noqa: E402
+from bench_formats import REPEATS, gradient_like, median_times, peak_extra  # noqa: E402
 
 from fampnb.scaling import mx_quantize  # noqa: E402
 
-REPEATS = 5
 RATIO_TARGET = 1.0
 MEMORY_TARGET = 3.0
-
-
-def median_times(fns: dict[str, Callable[[], Any]], repeats: int = REPEATS) -> dict[str, float]:
-    """Median wall time (s) of each ``fn()``, the functions interleaved round by round."""
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in times.items()}
-
-
-def peak_extra(fn: Callable[[], Any]) -> int:
-    """Peak bytes allocated while ``fn()`` runs, its result included (tracemalloc)."""
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    result = fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    del result
-    return peak - base
-
-
-def gradient_like(n: int) -> np.ndarray:
-    """``n`` float32 values over ~50 binades, signs mixed, some 0/inf/NaN (seeded)."""
-    rng = np.random.default_rng(20261201)
-    x = rng.standard_normal(n, dtype=np.float32)
-    x *= np.exp2(rng.uniform(-30.0, 20.0, n)).astype(np.float32)
-    x[:: 1 << 12] = 0.0
-    x[1 :: 1 << 20] = np.inf
-    x[2 :: 1 << 21] = np.nan
-    return x
-
 
 def main(argv: list[str]) -> int:
     k = int(argv[0]) if argv else 24

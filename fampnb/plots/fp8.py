@@ -17,7 +17,8 @@ import numpy as np
 
 from .common import ZONE_COLORS, format_bands, setup_log2_axis
 
-__all__ = ["draw_fp8_scaling", "update_fp8_scaling", "shares_label", "FP8_XLIM"]
+__all__ = ["draw_fp8_scaling", "update_fp8_scaling", "shares_label", "share_pct",
+           "FP8_XLIM"]
 
 #: x range of the histogram, in log2 units (fp4's, fp8's bands and the unscaled demo gradients)
 FP8_XLIM: tuple[float, float] = (-40.0, 24.0)
@@ -27,7 +28,8 @@ _BAND_LABELS = {"zero": "rounds to 0", "subnormal": "subnormal", "normal": "norm
                 "overflow": "beyond max: saturates"}
 
 
-def _pct(x: float) -> str:
+def share_pct(x: float) -> str:
+    """A share (0..1) as the tables print it: "0", "<0.01%" or "12.34%"."""
     if x == 0:
         return "0"
     if x < 1e-4:
@@ -38,9 +40,9 @@ def _pct(x: float) -> str:
 def shares_label(view: Any) -> str:
     """One line per category: the exact share of all values (input zeros counted apart)."""
     s = view.shares
-    lines = [f"{_NAMES[k]:<28} {_pct(s.fraction(k)):>7}" for k in _NAMES]
+    lines = [f"{_NAMES[k]:<28} {share_pct(s.fraction(k)):>7}" for k in _NAMES]
     if s.counts["zero"]:
-        lines.append(f"{'(input zeros)':<28} {_pct(s.fraction('zero')):>7}")
+        lines.append(f"{'(input zeros)':<28} {share_pct(s.fraction('zero')):>7}")
     return "\n".join(lines)
 
 

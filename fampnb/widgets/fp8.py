@@ -20,17 +20,10 @@ _HEAD = {"lost": "lost to 0", "subnormal": "subnormal", "normal": "normal",
          "saturated": "saturated", "nan": "NaN"}
 
 
-def _pct(x: float) -> str:
-    if x == 0:
-        return "0"
-    if x < 1e-4:
-        return "<0.01%"
-    return f"{100 * x:.2f}%"
-
-
 def shares_table_html(view: Any) -> str:
     """An HTML table: per tensor (and all together), the share lost to 0, subnormal, normal,
     saturated and NaN under ``view`` (rows with a loss in red)."""
+    from ..plots.fp8 import share_pct
     head = "".join(f"<th>{_HEAD[c]}</th>" for c in _COLS)
     rows = list(view.per_tensor.items())
     if len(rows) > 1:
@@ -39,7 +32,7 @@ def shares_table_html(view: Any) -> str:
     for name, s in rows:
         bad = s.counts["lost"] or s.counts["saturated"] or s.counts["nan"]
         style = " style='color:#b00020'" if bad else ""
-        cells = "".join(f"<td>{_pct(s.fraction(c))}</td>" for c in _COLS)
+        cells = "".join(f"<td>{share_pct(s.fraction(c))}</td>" for c in _COLS)
         body.append(f"<tr{style}><td>{html.escape(name)}</td>{cells}</tr>")
     return (f"<table style='font-size:90%'><tr><th style='text-align:left'>tensor</th>{head}</tr>"
             f"{''.join(body)}</table>")

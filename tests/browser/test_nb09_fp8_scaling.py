@@ -43,6 +43,7 @@ def fx(nb):
 
 def expect_table(twin: Twin) -> None:
     """The page's table is the exact shares of ``scheme_view`` for the kernel's settings."""
+    from fampnb.plots.fp8 import share_pct
     from fampnb.scaling import demo_activations, demo_gradients, scheme_view
 
     st = twin.kernel_state()
@@ -55,8 +56,7 @@ def expect_table(twin: Twin) -> None:
     pct = rows[-1][1:]
     s = view.shares
     for cell, cat in zip(pct, ("lost", "subnormal", "normal", "saturated", "nan")):
-        f = s.fraction(cat)
-        assert cell == ("0" if f == 0 else "<0.01%" if f < 1e-4 else f"{100 * f:.2f}%")
+        assert cell == share_pct(s.fraction(cat))
 
 
 def test_runs_clean(nb, fx, save_screenshot):
