@@ -20,6 +20,8 @@ predictions are still filled in where they need no device.
 - ``recorded_results()``: the probes as they ran on real GPUs, shipped with the package
   (``docs/gpu-results.md``), for readers without one; ``record_lines(rec, casts)`` prints one,
   with the rows where it and this machine differ (``row_differences``).
+- ``watch(model, fmt, scaler, every)``: hooks that find the first inf/NaN tensor of a training
+  run (module, phase, tensor) and judge it (``fampnb._watch``; imported on first use).
 - ``main(argv)``: ``python -m fampnb probe [--json]``.
 """
 
@@ -42,6 +44,18 @@ __all__ = ["device_report", "cast_checks", "amp_decay", "grad_histogram", "GradH
            "GradHistogramRecorder", "demo_problem", "resolve_device", "measurement_label",
            "cast_table", "report_lines", "NO_TORCH", "NO_TORCH_HINT", "CPU_NOTE", "main",
            "power_of_two_exponent", "recorded_results", "record_lines", "row_differences"]
+
+#: names served lazily from fampnb._watch (``fampnb.probe.watch``)
+_WATCH_NAMES = frozenset({"watch", "Watch", "Origin", "Near", "StepSummary"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WATCH_NAMES:
+        from . import _watch
+
+        return getattr(_watch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 NO_TORCH = "none (torch is not installed)"
 CPU_NOTE = "CPU — not a GPU measurement"
