@@ -8,9 +8,10 @@ tensor on the tensor's device and notes where it came from on the host; nothing 
 ``w.step()``, called once after each training step, stacks the step's reductions (with the loss
 and the scaler's scale) into one tensor and reads it with **one host sync**, then keeps only
 what it needs: the first non-finite record of the step (an ``Origin``), each module's largest
-finite abs max, and the step's summary.  An input tensor already measured in the same forward
-(the previous module's output) is not measured twice.  ``every=k`` watches steps 1, 1+k, 1+2k...
-(the hooks return at once on the others).  Works on CPU and CUDA, with a model cast to
+finite abs max, and the step's summary.  ``every=k`` watches steps 1, 1+k, 1+2k...
+(the hooks return at once on the others).  A tensor measured once in a forward pass (the
+previous module's output as this one's input, a child's output returned by its parent) is not
+measured again unless an in-place op changed it.  Works on CPU and CUDA, with a model cast to
 fp16/bf16 or run under autocast.  Hooks are removed on exit, also when the block raises.
 
 The verdict (``w.diagnose()``) uses the doctor's vocabulary (``fampnb.diagnose``); the coupling
@@ -91,7 +92,14 @@ class StepSummary:
 class _Pending:
     vals: list[Any] = field(default_factory=list)
     meta: list[tuple[int, int, int, str]] = field(default_factory=list)
-    seen: dict[int, Any] = field(default_factory=dict)
+    seen: dict[int, tuple[Any, int]] = field(default_factory=dict)
+    outs: set[int] = field(default_factory=set)
+
+
+def _same(entry: tuple[Any, int] | None, t: Any) -> bool:
+    """Whether ``entry`` (a tensor measured earlier in this forward, and its version counter) is
+    ``t``, unchanged since (an in-place op bumps the counter: then it is measured again)."""
+    return entry is not None and entry[0] is t and entry[1] == t._version
 
 
 def _floats(obj: Any, torch: Any) -> list[Any]:
@@ -184,8 +192,8 @@ class Watch:
                 return
             seen = self._pending.seen
             for t in _floats(args, self._torch) + _floats(kwargs, self._torch):
-                if id(t) not in seen:
-                    seen[id(t)] = t
+                if not _same(seen.get(id(t)), t):
+                    seen[id(t)] = (t, t._version)
                     self._record(t, idx, _FWD, _IN)
         return hook
 
@@ -195,12 +203,16 @@ class Watch:
                 return
             seen = self._pending.seen
             for t in _floats(out, self._torch):
-                seen[id(t)] = t
+                if _same(seen.get(id(t)), t) and id(t) in self._pending.outs:
+                    continue  # a child's output passed through unchanged: measured already
+                seen[id(t)] = (t, t._version)
+                self._pending.outs.add(id(t))
                 self._record(t, idx, _FWD, _OUT)
                 if t.requires_grad:
                     t.register_hook(self._ograd(idx))
-            if root:
-                seen.clear()  # the forward pass is over: free the references
+            if root:  # the forward pass is over: free the references
+                seen.clear()
+                self._pending.outs.clear()
         return hook
 
     def _ograd(self, idx: int) -> Any:
@@ -288,13 +300,15 @@ class Watch:
         A -> B (overflow|growth)`` lines, and the first non-finite tensor of a step as a note."""
         out: list[str] = []
         for s in self.steps:
-            if s.scale is not None and s.next_scale is not None and s.next_scale != s.scale:
+            changed = s.scale is not None and s.next_scale is not None and s.next_scale != s.scale
+            if changed:
                 why = "overflow" if s.next_scale < s.scale else "growth"
                 out.append(f"Loss scaling: {_num(s.scale)} -> {_num(s.next_scale)} ({why})")
+            show = s.next_scale is not None and not changed  # a change is said once
             parts = [f"step {s.step}:"]
             if s.loss is not None:
-                parts.append(f"loss {s.loss:.4f}" + ("," if s.next_scale is not None else ""))
-            if s.next_scale is not None:
+                parts.append(f"loss {s.loss:.4f}" + ("," if show else ""))
+            if show:
                 parts.append(f"loss scale {_num(s.next_scale)}")
             if len(parts) > 1:
                 out.append(" ".join(parts))
