@@ -164,7 +164,7 @@ def demo_model(gain: float = 1.0, dtype: Any = "float16", seed: int = 0) -> Any:
     return model.to(dt)
 
 
-def demo_batch(n: int = 16, tokens: int = 8, dtype: Any = "float16", seed: int = 1,
+def demo_batch(n: int = 64, tokens: int = 8, dtype: Any = "float16", seed: int = 1,
                nan_at: int | None = None) -> tuple[Any, Any]:
     """``(x, y)``: ``n`` sequences of ``tokens`` 8-feature tokens and a target each; ``nan_at``
     puts a NaN into sample 0 (a broken record in the data)."""
