@@ -15,7 +15,7 @@ measured again unless an in-place op changed it.  Works on CPU and CUDA, with a 
 fp16/bf16 or run under autocast.  Hooks are removed on exit, also when the block raises.
 
 The verdict (``w.diagnose()``) uses the doctor's vocabulary (``fampnb.diagnose``); the coupling
-to it is ``_diagnosis`` in ``fampnb._watch_verdict``.
+to it is ``diagnosis`` in ``fampnb.probe.verdict``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .formats import Format, get
+from ..formats import Format, get
 
 __all__ = ["watch", "Watch", "Origin", "Near", "StepSummary", "PHASES", "TENSORS", "KINDS"]
 
@@ -317,8 +317,8 @@ class Watch:
 
     def diagnose(self) -> Any:
         """The doctor's ``Diagnosis`` for what the watch saw, with ``where`` (the ``Origin``
-        that decided it) and ``near``; see ``fampnb._watch_verdict``."""
-        from ._watch_verdict import diagnosis
+        that decided it) and ``near``; see ``fampnb.probe.verdict``."""
+        from .verdict import diagnosis
 
         return diagnosis(self)
 

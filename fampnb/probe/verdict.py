@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diagnose import PRECISIONS, Diagnosis, diagnose
-from .logs import parse
+from ..diagnose import PRECISIONS, Diagnosis, diagnose
+from ..logs import parse
 
 __all__ = ["WatchDiagnosis", "diagnosis"]
 
