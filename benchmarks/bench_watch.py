@@ -3,12 +3,14 @@
 Targets (issue 19): watching every module every step costs <= 1.3x a plain training step on the
 CPU; ``every=10`` <= 1.05x.  The step is notebook 08's: the tiny attention block of
 ``fampnb.hazard_demos.demo_model`` in fp16, MSE loss, SGD, one batch (``demo_batch``).  Plain and
-watched blocks are interleaved (the order reversed every other round) so that drift hits both
-alike; each ratio is the median over blocks of a watched block against the plain block next to
+watched blocks are interleaved (the order rotated and reversed round by round, so that each
+variant runs before and after each other equally often) so that drift hits all alike; each ratio is the median over blocks of a watched block against the plain block next to
 it.  A watched block includes its ``w.step(loss)`` calls (the one host read per step).  On the
-CPU the ratio of this thread's CPU time is printed too (a shared machine's preemption does not
-inflate it).  Runs on CUDA when present, else on the CPU, and says which.  Exit 1 when a target
-is missed (by the wall-time ratio).
+CPU the ratio of this thread's CPU time is printed too, and it is the one judged against the
+targets there: on a shared machine other jobs preempting the benchmark inflate wall time (a plain
+step's wall time can be several times its CPU time), not this thread's CPU time.  On CUDA the
+wall-time ratio is judged.  Runs on CUDA when present, else on the CPU, and says which.  Exit 1
+when a target is missed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-BLOCKS = 15
+BLOCKS = 18
 STEPS = 30
 TARGETS = {1: 1.30, 10: 1.05}
 
@@ -70,8 +72,10 @@ def main() -> int:
     for _ in range(2):  # warm-up
         for v in variants:
             block(v)
+    orders = [variants[i:] + variants[:i] for i in range(len(variants))]
+    orders += [o[::-1] for o in orders]  # every variant before and after every other, alike
     for b in range(BLOCKS):
-        for v in variants if b % 2 == 0 else variants[::-1]:
+        for v in orders[b % len(orders)]:
             times[v].append(block(v))
     where = "cuda" if dev.type == "cuda" else "cpu, 1 thread (CPU — not a GPU measurement)"
     n = sum(p.numel() for p in model.parameters())
@@ -79,7 +83,10 @@ def main() -> int:
     print(f"device: {where}; notebook 08 demo model, {n} parameters, {mods} modules, fp16, "
           f"batch {tuple(x.shape)}, SGD")
     plain = times[None]
-    print(f"plain step                 median {statistics.median(t[0] for t in plain) * 1e6:9.1f} us")
+    line = f"plain step                 median {statistics.median(t[0] for t in plain) * 1e6:9.1f} us"
+    if dev.type == "cpu":
+        line += f"   (CPU time {statistics.median(t[1] for t in plain) * 1e6:.1f} us)"
+    print(line)
     ok = True
     for every, target in TARGETS.items():
         ts = times[every]
@@ -88,10 +95,12 @@ def main() -> int:
         label = "watch every step" if every == 1 else f"watch every={every}"
         line = (f"{label:<26} median {med * 1e6:9.1f} us   ratio to plain {ratio:.3f}x "
                 f"(target <= {target:.2f}x)")
+        judged = ratio
         if dev.type == "cpu":
             cpu = statistics.median(b[1] / a[1] for a, b in zip(plain, ts))
             line += f"; CPU-time ratio {cpu:.3f}x"
-        met = ratio <= target
+            judged = cpu  # a shared CPU: preemption inflates wall time, not this thread's time
+        met = judged <= target
         ok &= met
         print(line + ("" if met else "   MISSED"))
     print(f"({BLOCKS} interleaved blocks x {STEPS} steps per variant)")

@@ -9,7 +9,7 @@ tensor on the tensor's device and notes where it came from on the host; nothing 
 and the scaler's scale) into one tensor and reads it with **one host sync**, then keeps only
 what it needs: the first non-finite record of the step (an ``Origin``), each module's largest
 finite abs max, and the step's summary.  ``every=k`` watches steps 1, 1+k, 1+2k...
-(the hooks return at once on the others).  A tensor measured once in a forward pass (the
+(the hooks are registered for those steps only: the others run with none).  A tensor measured once in a forward pass (the
 previous module's output as this one's input, a child's output returned by its parent) is not
 measured again unless an in-place op changed it.  Works on CPU and CUDA, with a model cast to
 fp16/bf16 or run under autocast.  Hooks are removed on exit, also when the block raises.
@@ -145,36 +145,46 @@ class Watch:
         self._on = False
         self._open = False
         self._scale: float | None = None
+        self._ograds: list[Any] = []
 
     # -- context ---------------------------------------------------------------------------
     def __enter__(self) -> Watch:
         mods = list(self.model.named_modules())
-        for i, (_, mod) in enumerate(mods):
+        self._ograds = [self._ograd(i) for i in range(len(mods))]  # made once, not per forward
+        if self.scaler is not None:
+            self._scale = float(self.scaler.get_scale())
+        self._open = True
+        self._on = self._watched(self._step)
+        if self._on:
+            self._attach()
+        return self
+
+    def _attach(self) -> None:
+        """Register the hooks (for a watched step; an unwatched one runs with none at all)."""
+        for i, (_, mod) in enumerate(self.model.named_modules()):
             self._handles.append(mod.register_forward_pre_hook(self._pre(i), with_kwargs=True))
             self._handles.append(mod.register_forward_hook(self._post(i, i == 0)))
             for pname, p in mod.named_parameters(recurse=False):
                 if p.requires_grad:
                     self._handles.append(p.register_hook(self._pgrad(i, pname)))
-        if self.scaler is not None:
-            self._scale = float(self.scaler.get_scale())
-        self._open = True
-        self._on = self._watched(self._step)
-        return self
+
+    def _detach(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
     def close(self) -> None:
         """Remove every hook (``__exit__`` does this, also when the block raised)."""
-        for h in self._handles:
-            h.remove()
-        self._handles.clear()
+        self._detach()
         self._open = self._on = False
         self._pending = _Pending()
 
     @property
     def hooks(self) -> int:
-        """How many hooks are registered now (0 after the block)."""
+        """How many hooks are registered now (0 after the block, and during an unwatched step)."""
         return len(self._handles)
 
     def _watched(self, step: int) -> bool:
@@ -191,7 +201,8 @@ class Watch:
             if not self._on:
                 return
             seen = self._pending.seen
-            for t in _floats(args, self._torch) + _floats(kwargs, self._torch):
+            ts = _floats(args, self._torch)
+            for t in ts + _floats(kwargs, self._torch) if kwargs else ts:
                 if not _same(seen.get(id(t)), t):
                     seen[id(t)] = (t, t._version)
                     self._record(t, idx, _FWD, _IN)
@@ -209,7 +220,7 @@ class Watch:
                 self._pending.outs.add(id(t))
                 self._record(t, idx, _FWD, _OUT)
                 if t.requires_grad:
-                    t.register_hook(self._ograd(idx))
+                    t.register_hook(self._ograds[idx])
             if root:  # the forward pass is over: free the references
                 seen.clear()
                 self._pending.outs.clear()
@@ -262,6 +273,10 @@ class Watch:
         self._pending = _Pending()
         self._step = n + 1
         self._on = self._open and self._watched(self._step)
+        if self._on and not self._handles:
+            self._attach()
+        elif not self._on and self._handles:
+            self._detach()
         return summary
 
     def _scan(self, n: int, vals: list[float], meta: list[tuple[int, int, int, str]]
