@@ -55,8 +55,8 @@ def _hook_count(model) -> int:
 
 
 def test_import_probe_does_not_import_torch_or_the_watch():
-    code = ("import sys, fampnb, fampnb.probe; fampnb.probe.watch; "
-            "print('torch' in sys.modules)")
+    code = ("import sys, fampnb, fampnb.probe, fampnb.hazards, fampnb.hazard_demos; "
+            "fampnb.probe.watch; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ROOT)
     assert out.stdout.strip() == "False"

@@ -67,7 +67,7 @@ def make_hazards(scale: float = 1.0, fix: bool = False, fmt: str = "fp16"
                                   layout=w.Layout(width="520px")),
         "fix": w.Checkbox(value=bool(fix), description="apply the fixes (max-subtraction, "
                           "fp32 softmax and statistics)", indent=False,
-                          layout=w.Layout(width="420px")),
+                          layout=w.Layout(width="560px")),
         "format": w.Dropdown(options=["fp16", "bf16"], value=f.name, description="format",
                              style={"description_width": "60px"},
                              layout=w.Layout(width="160px")),
