@@ -4,13 +4,14 @@ Targets (issue 19): watching every module every step costs <= 1.3x a plain train
 CPU; ``every=10`` <= 1.05x.  The step is notebook 08's: the tiny attention block of
 ``fampnb.hazard_demos.demo_model`` in fp16, MSE loss, SGD, one batch (``demo_batch``).  Plain and
 watched blocks are interleaved (the order rotated and reversed round by round, so that each
-variant runs before and after each other equally often) so that drift hits all alike; each ratio is the median over blocks of a watched block against the plain block next to
-it.  A watched block includes its ``w.step(loss)`` calls (the one host read per step).  On the
-CPU the ratio of this thread's CPU time is printed too, and it is the one judged against the
-targets there: on a shared machine other jobs preempting the benchmark inflate wall time (a plain
-step's wall time can be several times its CPU time), not this thread's CPU time.  On CUDA the
-wall-time ratio is judged.  Runs on CUDA when present, else on the CPU, and says which.  Exit 1
-when a target is missed.
+variant runs before and after each other equally often) so that drift hits all alike; each ratio
+is the median over blocks of a watched block against the plain block next to it.  A watched
+block includes its ``w.step(loss)`` calls (the one host read per step).  On the CPU the ratio of
+this thread's CPU time is printed too, and it is the one judged against the targets there: on a
+shared machine other jobs preempting the benchmark inflate wall time (a plain step's wall time
+can be several times its CPU time), not this thread's CPU time.  On CUDA the wall-time ratio is
+judged.  Runs on CUDA when present, else on the CPU, and says which.  Exit 1 when a target is
+missed.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def main() -> int:
     print(f"device: {where}; notebook 08 demo model, {n} parameters, {mods} modules, fp16, "
           f"batch {tuple(x.shape)}, SGD")
     plain = times[None]
-    line = f"plain step                 median {statistics.median(t[0] for t in plain) * 1e6:9.1f} us"
+    med = statistics.median(t[0] for t in plain)
+    line = f"plain step                 median {med * 1e6:9.1f} us"
     if dev.type == "cpu":
         line += f"   (CPU time {statistics.median(t[1] for t in plain) * 1e6:.1f} us)"
     print(line)

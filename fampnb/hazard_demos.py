@@ -2,7 +2,7 @@
 model (torch imported inside the functions; ``import fampnb.hazard_demos`` never imports it).
 
 Each ``*_demo()`` returns a dict of plain floats/lists: what torch computed in fp16 (or bf16)
-next to the fix.  ``demo_model`` / ``demo_batch`` / ``train`` are the tiny attention block (1,953
+next to the fix.  ``demo_model`` / ``demo_batch`` / ``train`` are the tiny attention block (2,081
 parameters) that ``fampnb.probe.watch`` is shown on and benchmarked with.  Everything is seeded
 with local generators (the global RNG is untouched) and runs in milliseconds.
 """
@@ -120,9 +120,9 @@ def swamp_demo(update: float = 1e-4, steps: int = 1000) -> dict[str, Any]:
 def demo_model(gain: float = 1.0, dtype: Any = "float16", seed: int = 0) -> Any:
     """The tiny attention block of notebook 08: ``embed`` (8->16), ``attn`` (``q``, ``k``, ``v``
     16->16, scores ``q·kᵀ/√16``, softmax), ``norm`` (LayerNorm), ``mlp`` (16->32, GELU, 32->16),
-    ``head`` (16->1); 1,953 parameters.  ``gain`` multiplies the embedding weights: at 1 every
-    tensor stays far inside fp16; at about 8 the attention scores pass 65504 and the softmax
-    turns them into NaN.  ``dtype`` is a torch dtype or its name."""
+    ``head`` (16->1); 2,081 parameters.  ``gain`` multiplies the embedding weights: at 1 (and up to 48)
+    every tensor stays inside fp16; at 64 the attention scores pass 65504 inside ``attn`` and
+    its softmax turns them into NaN.  ``dtype`` is a torch dtype or its name."""
     torch = _torch()
     nn = torch.nn
 

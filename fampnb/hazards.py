@@ -236,8 +236,8 @@ CHAIN_OPS: tuple[tuple[str, str], ...] = (
 
 @dataclass(frozen=True)
 class OpStep:
-    """One op of ``op_chain``: its name, abs max (of the values that are not NaN; inf kept), how many of its values
-    are inf and NaN, and whether it stays inside the format (finite)."""
+    """One op of ``op_chain``: its name, abs max (of the values that are not NaN; inf kept), how
+    many of its values are inf and NaN, and whether it stays inside the format (finite)."""
 
     name: str
     abs_max: float

@@ -3,16 +3,17 @@
 ``with watch(model, fmt="fp16", scaler=None, every=1) as w:`` registers, on every module of
 ``named_modules()``, a forward pre-hook (its inputs), a forward hook (its outputs, and a tensor
 hook on each output for the gradient that flows back into it) and, on every parameter, a gradient
-hook.  Each hook queues one reduction, ``|t|.max()`` over all elements (NaN propagates, inf stays inf), as a 0-d
-tensor on the tensor's device and notes where it came from on the host; nothing is read back.
-``w.step()``, called once after each training step, stacks the step's reductions (with the loss
-and the scaler's scale) into one tensor and reads it with **one host sync**, then keeps only
-what it needs: the first non-finite record of the step (an ``Origin``), each module's largest
-finite abs max, and the step's summary.  ``every=k`` watches steps 1, 1+k, 1+2k...
-(the hooks are registered for those steps only: the others run with none).  A tensor measured once in a forward pass (the
-previous module's output as this one's input, a child's output returned by its parent) is not
-measured again unless an in-place op changed it.  Works on CPU and CUDA, with a model cast to
-fp16/bf16 or run under autocast.  Hooks are removed on exit, also when the block raises.
+hook.  Each hook queues one reduction, ``|t|.max()`` over all elements (NaN propagates, inf stays
+inf), as a 0-d tensor on the tensor's device and notes where it came from on the host; nothing
+is read back.  ``w.step()``, called once after each training step, stacks the step's reductions
+(with the loss and the scaler's scale) into one tensor and reads it with **one host sync**, then
+keeps only what it needs: the first non-finite record of the step (an ``Origin``), each module's
+largest finite abs max, and the step's summary.  ``every=k`` watches steps 1, 1+k, 1+2k... (the
+hooks are registered for those steps only: the others run with none).  A tensor measured once
+in a forward pass (the previous module's output as this one's input, a child's output returned
+by its parent) is not measured again unless an in-place op changed it.  Works on CPU and CUDA,
+with a model cast to fp16/bf16 or run under autocast.  Hooks are removed on exit, also when the
+block raises.
 
 The verdict (``w.diagnose()``) uses the doctor's vocabulary (``fampnb.diagnose``); the coupling
 to it is ``diagnosis`` in ``fampnb.probe.verdict``.
@@ -54,7 +55,7 @@ class Origin:
     before: float = 0.0
 
     def where(self) -> str:
-        """``'attn' output (forward)``, ``'' input`` -> ``the model's input (forward)``."""
+        """``'attn' output (forward)``; the model's own input: ``the model input (forward)``."""
         who = "the model" if self.module == "" else repr(self.module)
         what = f"{self.param} grad" if self.param else self.tensor
         return f"{who} {what} ({self.phase})"
