@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fampnb import _zones
+from fampnb.formats import zones as _zones
 from fampnb.formats import (BF16, FORMATS, FP8_E4M3, FP8_E5M2, FP16, FP32, Bits, Format,
                             ScaleWindow, Zone, get, judge, safe_scale_window)
 

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import ROOT
-from fampnb import _probe_device as pd
 from fampnb import probe
+from fampnb.probe import capability as pd
 
 
 class _Matmul:
@@ -34,7 +34,7 @@ class _Matmul:
 
 
 def fake_torch(native: bool, emulated: bool = True, *, old: bool = False, mixed: bool = False):
-    """A stand-in for the torch module with what ``_probe_device`` reads."""
+    """A stand-in for the torch module with what ``fampnb.probe.capability`` reads."""
     if old:  # torch before the including_emulation argument
         def is_bf16_supported():
             return emulated

@@ -15,10 +15,13 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from . import _bits, _window, _zones
-from ._bits import Bits
-from ._window import ScaleWindow
-from ._zones import Zone
+from .. import _checks
+from . import bits as _bits
+from . import window as _window
+from . import zones as _zones
+from .bits import Bits
+from .window import ScaleWindow
+from .zones import Zone
 
 __all__ = [
     "Zone", "Format", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FORMATS", "get", "judge",
@@ -62,14 +65,13 @@ class Format:
 
         Exact: agrees with the real cast ``x.astype(self.dtype)`` for every value of ``x``'s own
         dtype, so a float64 input is judged as the installed ml_dtypes converts it to bf16/fp8
-        (through float32, two roundings, up to 0.6; directly from 0.7.0) and as numpy does to
-        fp16 (directly, one rounding).  float16,
-        bfloat16, float32 and float64 inputs are classified on the bit pattern against thresholds
-        found with real casts (a few integer compares per element, in cache-sized chunks; extra
-        memory is the int8 result, a copy for non-contiguous input); other 1-2 byte float dtypes
-        via a table of all their codes; anything else (ints, objects) by casting everything.  NaN
-        inputs give ``Zone.NAN``, ±inf ``Zone.OVERFLOW`` (also for e4m3fn, whose cast gives NaN),
-        input zeros ``Zone.ZERO``.
+        (through float32, two roundings, up to 0.6; directly from 0.7.0) and as numpy does to fp16
+        (directly, one rounding).  float16, bfloat16, float32 and float64 inputs are classified on
+        the bit pattern against thresholds found with real casts (a few integer compares per
+        element, in cache-sized chunks; extra memory is the int8 result, a copy for non-contiguous
+        input); other 1-2 byte float dtypes via a table of all their codes; anything else (ints,
+        objects) by casting everything.  NaN inputs give ``Zone.NAN``, ±inf ``Zone.OVERFLOW``
+        (also for e4m3fn, whose cast gives NaN), input zeros ``Zone.ZERO``.
         """
         return _zones.classify(x, self.dtype, self.min_normal)
 
@@ -105,7 +107,7 @@ class Format:
         ``|stored - value| / |value|`` computed exactly (0 for value 0, inf when a finite value
         overflows to inf, NaN when either side is NaN).
         """
-        return _bits.decompose(self, _window.as_float("value", value))
+        return _bits.decompose(self, _checks.as_float("value", value))
 
 
 def _make(name: str, dtype: Any) -> Format:
@@ -159,8 +161,8 @@ def judge(g_abs_max: float, scale: float, fmt: Format = FP16) -> tuple[float, st
     ``Format.classify`` for the exact picture.  Negative, NaN or infinite arguments raise
     ValueError naming the argument.
     """
-    g = _window.as_positive("g_abs_max", g_abs_max, zero_ok=True)
-    s = _window.as_positive("scale", scale, zero_ok=True)
+    g = _checks.as_positive("g_abs_max", g_abs_max, zero_ok=True)
+    s = _checks.as_positive("scale", scale, zero_ok=True)
     scaled = g * s
     if scaled > fmt.max:
         return scaled, "OVERFLOW"
@@ -182,8 +184,3 @@ def safe_scale_window(g_min: float, g_max: float, fmt: Format | str = FP16) -> S
     g_min <= 0, g_max < g_min, NaN or inf, naming the argument.
     """
     return _window.scale_window(g_min, g_max, get(fmt))
-
-
-for _cls in (Zone, Bits, ScaleWindow):  # documented and shown as part of this module
-    _cls.__module__ = __name__
-del _cls

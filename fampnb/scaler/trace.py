@@ -19,14 +19,11 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import _scaler_loops as _loops
-from ._scaler_policies import (POLICIES, ApexScaler, DeepSpeedScaler, FairseqScaler, KerasScaler,
-                        MegatronScaler, Policy, SeedHalving, StaticScaler, TorchGradScaler)
-from .formats import FP16, Format, Zone, get
+from ..formats import FP16, Format, Zone, get
+from . import loops as _loops
+from .policies import POLICIES, Policy
 
-__all__ = ["Policy", "TorchGradScaler", "DeepSpeedScaler", "MegatronScaler", "FairseqScaler",
-           "ApexScaler", "KerasScaler", "SeedHalving", "StaticScaler", "POLICIES", "EVENTS",
-           "STYLES", "Row", "Trace", "simulate", "overflows"]
+__all__ = ["EVENTS", "STYLES", "Row", "Trace", "simulate", "overflows", "halvings"]
 
 #: values of ``Row.event``
 EVENTS: tuple[str | None, ...] = ("backoff", "growth", "hysteresis", "min-scale", None)
@@ -132,8 +129,8 @@ class Trace:
         ``global_batch_size`` (64), ``steps_per_epoch`` (1000), ``start`` (datetime of step 1),
         ``seconds_per_step`` (2.0), ``show_scale`` (user-loop styles), ``nan_inf_filter``
         ("hf": the Trainer's default NaN hiding; False here).  The LR advances only on applied
-        steps.  See ``fampnb._scaler_render``."""
-        from . import _scaler_render as _render
+        steps.  See ``fampnb.scaler.render``."""
+        from . import render as _render
 
         return _render.render(self, style or self.policy.style, loss=loss,
                               log_interval=log_interval, **options)
