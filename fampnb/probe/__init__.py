@@ -22,10 +22,9 @@ predictions are still filled in where they need no device.
   with the rows where it and this machine differ (``row_differences``).
 - ``main(argv)``: ``python -m fampnb probe [--json]``.
 
-Rooms: ``device`` (where it runs, ``device_report``; the report), ``capability`` (bf16 native or
-emulated and TF32, from the compute capability; torch's TF32 settings read behind a guard),
-``casts`` (``cast_checks``), ``amp`` (``amp_decay``, ``demo_problem``), ``histogram``
-(``GradHistogram``), ``recorder``
+Rooms: ``device`` (where it runs, ``device_report``; the report), ``capability`` (bf16/TF32 from
+the compute capability, guarded settings), ``casts`` (``cast_checks``), ``amp``
+(``amp_decay``, ``demo_problem``), ``histogram`` (``GradHistogram``), ``recorder``
 (``grad_histogram``, the device-side hook), ``recorded`` (the shipped GPU records), ``cli``
 (``main``).  Other packages import from here (``from fampnb.probe import GradHistogram``).
 """
