@@ -457,7 +457,8 @@ class NotebookPage:
         """From now on, record (``performance.now()``, in the page) every new picture inside
         ``locator``'s element and every key press.  A new picture is an ``<img>`` that has
         loaded (the inline backend's PNG in an ``Output``) or a ``drawImage`` onto a canvas
-        (ipympl copying a frame it received onto its visible canvas).  Times come back from
+        (ipympl copying a frame it received onto its visible canvas); a key press is a keydown
+        or a ``<select>``'s change.  Times come back from
         ``picture_times()`` / ``key_times()``; a second call watches another element."""
         locator.wait_for()
         locator.evaluate(_WATCH_PICTURES_JS)
@@ -607,7 +608,10 @@ _WATCH_PICTURES_JS = r"""(el) => {
             if (st.el && c && c.isConnected && st.el.contains(c)) st.pics.push(performance.now());
             return r;
         };
-        document.addEventListener('keydown', () => st.keys.push(performance.now()), true);
+        for (const type of ['keydown', 'change'])  // a key, or a dropdown choice
+            document.addEventListener(type, (e) => {
+                if (type === 'keydown' || e.target.tagName === 'SELECT') st.keys.push(performance.now());
+            }, true);
     }
     const st = w.__fampnbPix;
     if (st.observer) st.observer.disconnect();
