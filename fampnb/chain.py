@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from .formats import BF16, FP16, Zone, judge
-from .scenarios import synthetic_log
+from .scenarios import LOG_KINDS, synthetic_log
+from .seed import WARN_SCALE
 
 __all__ = ["CHECKLIST", "LINES", "NAN_WHEN", "LOG_KINDS", "LOG_STYLES", "WARN_SCALE", "ChainResult",
            "walk_chain", "generate_log", "answers_from_diagnosis"]
@@ -52,21 +53,11 @@ NAN_WHEN: dict[str, str] = {
     "later": "later in the run",
     "none": "no NaN in the loss",
 }
-#: synthetic log kinds (``fampnb.scenarios.synthetic_log``) -> label
-LOG_KINDS: dict[str, str] = {
-    "overflow": "overflow-type (fp16, backoffs then NaN)",
-    "data": "data-type (NaN at step 0)",
-    "no-scaler": "bf16, no scaler (NaN mid-run)",
-    "healthy": "healthy calibration",
-}
 #: log styles (``Trace.log_lines`` styles) -> label
 LOG_STYLES: dict[str, str] = {
     "seed": "the article's line", "deepspeed": "DeepSpeed", "apex": "apex",
     "fairseq": "fairseq", "megatron": "Megatron-LM",
 }
-
-#: the article's warning level for a falling scale
-WARN_SCALE = 256.0
 
 
 @dataclass

@@ -1,0 +1,215 @@
+"""Record rules of the log reader: Megatron iteration lines (with their skip/NaN counters), HF
+Trainer dicts (with the frozen-learning-rate skip), and any other record in any notation
+(``fampnb.logs._notation`` + ``fampnb.logs._vocab``); at most one record per segment.
+
+Values are read with ``float()`` on matched digits; nothing is evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from fampnb.logs._event import NUM as _NUM
+from fampnb.logs._event import Event, LineState, _c, _f
+from fampnb.logs._notation import number, pairs
+from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role
+from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
+from fampnb.logs._vocab import record as vocab_record
+
+__all__ = ["records", "hf", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale",
+           "LOG2_SCALE_KEYS"]
+
+# ---- records (at most one of each kind per segment) -----------------------------------------
+_MEGATRON = _c(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
+#: ``| key: value |`` cells, or ``| key value |`` with a number (Megatron-LM before 2020 and its
+#: forks print ``| lm loss 6.758929E+00 | loss scale 64.0 |``)
+_MEG_FIELD = re.compile(r"\|\s*([A-Za-z][A-Za-z0-9 _\-()/]*?)\s*(?::\s*([^|]*?)|\s(?i:(" + _NUM
+                        + r")))\s*(?=\||$)")
+_HF_FIELD = _c(r"'(loss|grad_norm|learning_rate|epoch|train_loss|eval_loss)':\s*(" + _NUM + ")")
+_FAIRSEQ_SUMMARY = re.compile(r"\| (?:train|valid|train_inner) \||^\| epoch \d+ \|")
+_GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d")
+
+def framework_of(text: str, default: str) -> str:
+    low = text.lower()
+    if "mmengine" in low or "mmdet" in low:
+        return "mmengine"
+    if "v_num" in low or "lightning" in low:
+        return "lightning"
+    if "fairseq" in low or "train_inner" in low or _FAIRSEQ_SUMMARY.search(text):
+        return "fairseq"
+    if _GLOG.match(text):
+        return "caffe" if ".cpp:" in text else "keras"   # glog: Caffe's C++, else TF/absl
+    return default
+
+
+def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
+            step: int | None = None) -> None:
+    """The record of a line (``step``: the step the line itself names, if any)."""
+    if "iteration" in low and _MEGATRON.search(low):
+        _megatron(text, st, ev)
+    elif "'loss'" in low or "'grad_norm'" in low or "'train_loss'" in low:
+        hf(low, st, ev)
+    elif not out or out[-1].kind in ("scale", "skip"):
+        _generic(text, low, st, ev, step)
+
+
+def _megatron(text: str, st: LineState, ev: object) -> None:
+    fields = {k.strip().lower(): v or n for k, v, n in _MEG_FIELD.findall(text)}
+    loss_keys = [k for k in fields if "loss" in k and "scale" not in k]
+    loss_key = _best_loss_key(loss_keys, {k: _num(fields[k]) for k in loss_keys})
+    scale = _num(fields.get("loss scale"))
+    gnorm = _num(fields.get("grad norm"))
+    skipped = _int(fields.get("number of skipped iterations"))
+    nans = _int(fields.get("number of nan iterations"))
+    emit = ev  # type: ignore[assignment]
+    if loss_key is not None:
+        loss = _num(fields[loss_key])
+        kind = "nan" if loss is None or not math.isfinite(loss) or (nans or 0) > 0 else "loss"
+        emit(kind, "megatron", "megatron-loss", loss=loss if loss is not None else math.nan,
+             grad_norm=gnorm, scale_after=scale, count=skipped)  # type: ignore[operator]
+    elif scale is not None or gnorm is not None or skipped is not None:
+        # the loss key is printed before ``loss scale``: absent here means it vanished (NaN),
+        # unless every iteration of the interval was skipped (skip counter > 0)
+        if skipped:
+            emit("skip", "megatron", "megatron-all-skipped", scale_after=scale, grad_norm=gnorm,
+                 count=skipped)  # type: ignore[operator]
+        else:
+            emit("nan", "megatron", "megatron-loss-missing", loss=math.nan, scale_after=scale,
+                 grad_norm=gnorm, count=skipped)  # type: ignore[operator]
+    if scale is not None:
+        st.seen["megatron-scale"] = 1
+
+
+def hf(text: str, st: LineState, ev: object) -> None:
+    vals = {k: _f(v) for k, v in _HF_FIELD.findall(text)}   # (text is lower-cased)
+    loss = vals.get("loss", vals.get("train_loss", vals.get("eval_loss")))
+    gnorm = vals.get("grad_norm")
+    if loss is None and gnorm is None:
+        return
+    kind = "nan" if loss is not None and not math.isfinite(loss) else "loss"
+    ev(kind, "hf", "hf-dict", loss=loss, grad_norm=gnorm,
+       epoch=vals.get("epoch"))  # type: ignore[operator]
+    lr = vals.get("learning_rate")
+    if lr is None:
+        return
+    before, last = st.hf_lr
+    st.hf_lr = (last, lr)
+    if gnorm is not None and not math.isfinite(gnorm) and lr == last and before not in (None, last):
+        # a non-finite grad norm and a learning rate that stopped although it was moving: the
+        # Trainer (Accelerate) skips the scheduler with the optimizer step, and only an fp16
+        # loss scaler skips that (reference: "Skip detection")
+        ev("skip", "hf", "lr-frozen", count=1, grad_norm=gnorm)  # type: ignore[operator]
+
+
+def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -> None:
+    """A record in any ``key <sep> value`` notation (``fampnb.logs._notation``), its fields given
+    roles by the vocabulary (``fampnb.logs._vocab``)."""
+    fields = pairs(low)
+    if not fields:
+        return
+    nums = {k: x for k, v in fields.items() if role(k) is not None and (x := _num(v)) is not None}
+    rec = vocab_record(nums)
+    loss = rec.get("loss")
+    if loss is not None:
+        total = any(k in TOTAL_LOSS and role(k) == "loss" for k in nums)
+        if total:
+            st.total_step = step
+        elif step is None and st.total_step is not None and st.total_step == st.step:
+            # a component (``loss_cls: 0.64``) on a line of its own right after the total loss
+            # of the same step (Caffe, tf-faster-rcnn print one field a line): part of that
+            # record, not a record of its own
+            loss = None
+    gnorm = rec.get("grad_norm")
+    scale = rec.get("scale")
+    lg2 = rec.get("log2_scale") if scale is None else None
+    if lg2 is not None:
+        scale = log2_scale(lg2)
+    if loss is None and gnorm is None and scale is None:
+        return
+    named = {}
+    # a step the record names by a key (``step=1600``, ``[step] 104``, ``"global_step": 7``) is
+    # the run's counter: it wins over an ``iter [14/15]`` counter within an epoch
+    if "step" in rec and 0 <= rec["step"] < 1e15:
+        named = {"step": int(rec["step"]), "explicit": True}
+        st.step = named["step"]
+    fw = framework_of(text, "generic")
+    if "grad scale" in fields:
+        fw = "insightface"
+    if loss is not None:
+        kind = "nan" if not math.isfinite(loss) else "loss"
+        ev(kind, fw, "loss", loss=loss, grad_norm=gnorm, scale_after=scale,
+           scale_log2=lg2, epoch=rec.get("epoch"), **named)  # type: ignore[operator]
+    elif gnorm is not None and not math.isfinite(gnorm):
+        ev("skip", fw, "grad-norm-nonfinite", grad_norm=gnorm, scale_after=scale,
+           scale_log2=lg2, **named)  # type: ignore[operator]
+    elif scale is not None:
+        ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2, **named)  # type: ignore[operator]
+
+
+def _num(text: str | None) -> float | None:
+    return None if text is None else number(text)
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    m = re.match(r"\d+", text.strip())
+    return int(m.group(0)[:12]) if m else None
+
+
+# ---- which of several loss fields is the loss (Megatron cells) ---------------------------------
+def _best_loss_key(keys: list[str], values: dict[str, float | None]) -> str | None:
+    """The exact total-loss key if there is one, else the first non-finite component (mmdet
+    prints ``loss_cls: nan``), else the first key."""
+    for k in keys:
+        if k in TOTAL_LOSS:
+            return k
+    for k in keys:
+        v = values.get(k)
+        if v is not None and not math.isfinite(v):
+            return k
+    return keys[0] if keys else None
+
+
+def pick_loss(pairs: dict[str, float]) -> float | None:
+    """The loss of a record given as ``{key: value}`` (``fampnb.logs._vocab.pick_loss``)."""
+    return _vocab_pick_loss(pairs)
+
+
+# ---- ``| key | value |`` tables (one field per line, e.g. guided-diffusion's logger) -----------
+_TABLE_ROW = re.compile(r"^\|\s*([A-Za-z_][\w./\- ]*?)\s*\|\s*(\S[^|]*?)\s*\|$")
+
+
+def table_row(text: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a two-cell table row ``| loss | nan |``, lower-cased; else None."""
+    s = text.strip()
+    if len(s) < 5 or s[0] != "|" or s[-1] != "|" or s.count("|") != 3:
+        return None
+    m = _TABLE_ROW.match(s)
+    return (m.group(1).lower(), m.group(2).lower()) if m else None
+
+
+def log2_scale(x: float) -> float:
+    """The scale whose base-2 logarithm is ``x`` (0.0 below the float range, inf above it)."""
+    if not math.isfinite(x):
+        return x if x > 0 else 0.0
+    return 2.0 ** x if x < 1024 else math.inf
+
+
+def kv_values(fields: dict[str, str]) -> tuple[float | None, float | None, float | None,
+                                               int | None, float | None]:
+    """``(loss, grad_norm, scale, step, scale_log2)`` of a record given as ``{key: value text}``
+    (``scale_log2``: the printed base-2 logarithm, where the scale is printed as one)."""
+    nums: dict[str, float] = {}
+    for k, v in fields.items():
+        x = _num(v)
+        if x is not None:
+            nums[k] = x
+    rec = vocab_record(nums)
+    lg2 = rec.get("log2_scale") if "scale" not in rec else None
+    scale = log2_scale(lg2) if lg2 is not None else rec.get("scale")
+    step_v = rec.get("step")
+    step = int(step_v) if step_v is not None and math.isfinite(step_v) and 0 <= step_v < 1e15 \
+        else None
+    return rec.get("loss"), rec.get("grad_norm"), scale, step, lg2
