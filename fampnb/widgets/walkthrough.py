@@ -106,7 +106,7 @@ def make_walkthrough(kind: str = "overflow", style: str = "deepspeed", seed: int
                          layout=w.Layout(width="300px")),
         "scale": w.FloatLogSlider(value=65536.0, base=2, min=-48, max=32, step=1,
                                   description="loss scale", readout_format=".6g", style=st,
-                                  layout=wide),
+                                  continuous_update=False, layout=wide),
         "nan": w.ToggleButtons(options=[(v, k) for k, v in NAN_WHEN.items()], value="later",
                                description="3. first NaN?", style=tb),
         "precision": w.ToggleButtons(options=["fp16", "bf16"], value="fp16",
