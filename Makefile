@@ -10,7 +10,7 @@ PIPC   := $(if $(LOCK),-c $(LOCK))
 COLAB  := .venv-colab
 TESTS  := --nbval-lax --nbval-current-env -p no:cacheprovider tests notebooks
 
-.PHONY: lab test venv torch test-latest venv-colab test-colab lock bench notebooks clean
+.PHONY: lab test venv torch test-latest venv-colab test-colab lock bench bench-browser notebooks clean
 
 # Create the virtual environment when it is missing, (re)install when pyproject.toml or the lock
 # changed.
@@ -43,8 +43,8 @@ test-latest:
 
 # Google Colab's versions (requirements/colab.in; no torch, no JupyterLab): fampnb goes in without
 # its dependencies, so that the environment stays Colab's; tests/test_environments.py checks that
-# pip would change nothing there.  The unit tests and every notebook run; torch and browser tests
-# are deselected (not skipped): the main environment runs them.
+# pip would change nothing there.  The unit tests and every notebook run; torch, TensorBoard and
+# browser tests are deselected (not skipped): the main environment runs them.
 $(COLAB)/.fampnb-installed: pyproject.toml requirements/colab.txt
 	test -x $(COLAB)/bin/python || $(PYTHON) -m venv $(COLAB)
 	$(COLAB)/bin/python -m pip install -q -r requirements/colab.txt
@@ -54,7 +54,7 @@ $(COLAB)/.fampnb-installed: pyproject.toml requirements/colab.txt
 venv-colab: $(COLAB)/.fampnb-installed
 
 test-colab: venv-colab
-	$(COLAB)/bin/python -m pytest -m "not torch and not browser" $(TESTS)
+	$(COLAB)/bin/python -m pytest -m "not torch and not browser and not tensorboard" $(TESTS)
 
 # Refresh the locks from pyproject.toml and requirements/*.in with pip-tools (requirements/README.md)
 lock:
@@ -65,8 +65,13 @@ lock:
 	.venv-tools/bin/pip-compile -q --strip-extras --allow-unsafe --no-header \
 	    -o requirements/colab.txt requirements/colab.in
 
+# every benchmark but the browser one (20+ minutes in JupyterLab + Chromium: make bench-browser)
 bench: $(STAMP)
-	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	for f in benchmarks/bench_*.py; do [ $$f = benchmarks/bench_browser.py ] && continue; \
+	    echo "== $$f"; $(PY) $$f || exit 1; done
+
+bench-browser: $(STAMP)
+	$(PY) benchmarks/bench_browser.py
 
 # Regenerate the Colab badge + setup cell of every notebook from [project.urls] in pyproject.toml.
 notebooks: $(STAMP)

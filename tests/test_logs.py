@@ -924,7 +924,12 @@ def test_parallel_scan_equals_the_in_process_scan(tmp_path, monkeypatch):
 
 # ---- TensorBoard event files (the optional extra) -----------------------------------------------
 def _tfevents(tmp_path, scalars: list[tuple[int, dict[str, float]]]) -> Path:
-    pytest.importorskip("tensorboard", reason="the TensorBoard extra is not installed")
+    import importlib.util
+
+    from conftest import require
+
+    require(importlib.util.find_spec("tensorboard") is not None,
+            "the TensorBoard extra is not installed", "Enable with: pip install -e '.[tensorboard]'")
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
@@ -940,6 +945,7 @@ def _tfevents(tmp_path, scalars: list[tuple[int, dict[str, float]]]) -> Path:
     return renamed
 
 
+@pytest.mark.tensorboard
 def test_tensorboard_event_file_is_read_by_its_content(tmp_path):
     from fampnb.diagnose import diagnose
 
