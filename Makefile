@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.fampnb-installed
 
-.PHONY: lab test venv bench notebooks clean
+.PHONY: lab test lint venv bench notebooks clean
 
 # Create the virtual environment when it is missing, (re)install when pyproject.toml changed.
 $(STAMP): pyproject.toml
@@ -21,8 +21,14 @@ lab: $(STAMP)
 
 # The whole suite: unit tests, notebooks under nbval, browser tests (skipped with a reason when
 # Chromium is missing).  pytest exits 5 when it collects nothing, so an empty run fails too.
-test: $(STAMP)
+test: lint
 	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider tests notebooks
+
+# ruff (pyflakes, pycodestyle, import order, pyupgrade) over the tree; mypy over the model layer
+# (both configured in pyproject.toml).
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

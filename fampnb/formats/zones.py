@@ -15,7 +15,7 @@ NORMAL 2, SUBNORMAL 3, UNDERFLOW 4, ZERO 5; a code is ``5 - (number of threshold
 from __future__ import annotations
 
 import enum
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import ml_dtypes
@@ -72,7 +72,7 @@ def _scalar_cast(src: np.dtype, code: int, dst: Any) -> float:
     return float(cast(cast(one, dst), np.float64)[0])
 
 
-@lru_cache(maxsize=None)
+@cache
 def thresholds(src: np.dtype, dst: np.dtype, min_normal: float) -> tuple[int, int, int, int, int]:
     """Unsigned magnitude thresholds (1, first non-zero, first normal, first overflow, first NaN).
 
@@ -99,7 +99,7 @@ def thresholds(src: np.dtype, dst: np.dtype, min_normal: float) -> tuple[int, in
     return 1, t_sub, t_norm, t_over, inf_code + 1
 
 
-@lru_cache(maxsize=None)
+@cache
 def lookup_table(src: np.dtype, dst: np.dtype, min_normal: float) -> np.ndarray:
     """Zone of every code of a 1- or 2-byte ``src`` dtype, classified by real casts (int8)."""
     codes = np.arange(1 << (8 * src.itemsize), dtype=UINT[src.itemsize]).view(src)
