@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from .banner import start_up_lines
 from .policies import (
-                       POLICIES,
-                       ApexScaler,
-                       DeepSpeedScaler,
-                       FairseqScaler,
-                       KerasScaler,
-                       MegatronScaler,
-                       Policy,
-                       SeedHalving,
-                       StaticScaler,
-                       TorchGradScaler,
+    POLICIES,
+    ApexScaler,
+    DeepSpeedScaler,
+    FairseqScaler,
+    KerasScaler,
+    MegatronScaler,
+    Policy,
+    SeedHalving,
+    StaticScaler,
+    TorchGradScaler,
 )
 from .trace import EVENTS, STYLES, Row, Trace, halvings, overflows, simulate
 
