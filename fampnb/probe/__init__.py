@@ -22,7 +22,8 @@ predictions are still filled in where they need no device.
   with the rows where it and this machine differ (``row_differences``).
 - ``main(argv)``: ``python -m fampnb probe [--json]``.
 
-Rooms: ``device`` (where it runs, ``device_report``; the report), ``casts`` (``cast_checks``), ``amp``
+Rooms: ``device`` (where it runs, ``device_report``; the report), ``capability`` (bf16/TF32 from
+the compute capability, guarded settings), ``casts`` (``cast_checks``), ``amp``
 (``amp_decay``, ``demo_problem``), ``histogram`` (``GradHistogram``), ``recorder``
 (``grad_histogram``, the device-side hook), ``recorded`` (the shipped GPU records), ``cli``
 (``main``).  Other packages import from here (``from fampnb.probe import GradHistogram``).
@@ -37,6 +38,7 @@ from .device import (
     CPU_NOTE,
     NO_TORCH,
     cast_table,
+    device_lines,
     device_report,
     jsonable,
     measurement_label,
@@ -47,7 +49,7 @@ from .histogram import NO_TORCH_HINT, GradHistogram, power_of_two_exponent
 from .recorded import record_lines, recorded_results, row_differences
 from .recorder import GradHistogramRecorder, grad_histogram
 
-__all__ = ["device_report", "cast_checks", "amp_decay", "grad_histogram", "GradHistogram",
+__all__ = ["device_report", "device_lines", "cast_checks", "amp_decay", "grad_histogram", "GradHistogram",
            "GradHistogramRecorder", "demo_problem", "resolve_device", "measurement_label",
            "cast_table", "report_lines", "NO_TORCH", "NO_TORCH_HINT", "CPU_NOTE", "main",
            "power_of_two_exponent", "recorded_results", "record_lines", "row_differences",

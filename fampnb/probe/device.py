@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from typing import Any
 
+from . import capability
 from .histogram import NO_TORCH_HINT
 
 __all__ = ["device_report", "resolve_device", "measurement_label", "NO_TORCH", "CPU_NOTE", "cast_table",
@@ -88,9 +89,14 @@ def device_report(device: Any = None) -> dict[str, Any]:
 
     Keys: ``device`` (``"cpu"`` or ``"cuda:0 <name>"``), ``measurement``, ``torch``, ``cuda``
     (torch's CUDA version or None), ``cuda_available``, ``name``, ``compute_capability``,
-    ``bf16_supported`` (native; ``bf16_emulated`` too on CUDA), ``tf32_matmul``, ``tf32_cudnn``,
-    ``float32_matmul_precision``, ``fp16_reduced_precision_reduction``, ``cpu_capability``,
-    ``nvidia_smi`` (driver summary line, or None), ``python``, ``platform``.
+    ``bf16_supported`` (native; ``bf16_emulated`` too on CUDA), ``bf16`` (one phrase: "native
+    (sm_90)", "emulated (no native bf16 on sm_75)", ...), ``tf32_hardware`` (TF32 tensor cores,
+    from the compute capability: sm_80+), ``tf32`` (one phrase: hardware, then settings),
+    ``tf32_matmul``, ``tf32_cudnn`` (the legacy ``allow_tf32`` flags, None where torch refuses to
+    report them), ``matmul_fp32_precision``, ``cudnn_fp32_precision`` (the newer settings, None
+    before torch 2.9), ``float32_matmul_precision``, ``fp16_reduced_precision_reduction``,
+    ``cpu_capability``, ``nvidia_smi`` (driver summary line, or None), ``python``, ``platform``.
+    ``device_lines(report)`` prints it.
     """
     torch = _torch()
     if torch is None:
@@ -106,24 +112,25 @@ def device_report(device: Any = None) -> dict[str, Any]:
         "compute_capability": (".".join(map(str, torch.cuda.get_device_capability(dev.index)))
                                if cuda else None),
         "bf16_supported": None, "bf16_emulated": None,
-        "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
-        "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32),
-        "float32_matmul_precision": torch.get_float32_matmul_precision(),
-        "fp16_reduced_precision_reduction":
-            bool(torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction),
+        **capability.tf32_settings(torch),
+        "float32_matmul_precision": capability.guarded(torch.get_float32_matmul_precision),
+        "fp16_reduced_precision_reduction": capability.guarded(
+            lambda: bool(torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction)),
         "cpu_capability": _cpu_capability(torch),
         "nvidia_smi": _nvidia_smi(),
         "python": platform.python_version(), "platform": platform.platform(),
     }
     if cuda:
-        try:
-            rep["bf16_supported"] = bool(torch.cuda.is_bf16_supported(including_emulation=False))
-            rep["bf16_emulated"] = bool(torch.cuda.is_bf16_supported(including_emulation=True))
-        except TypeError:  # older torch: no including_emulation argument
-            rep["bf16_supported"] = bool(torch.cuda.is_bf16_supported())
+        rep.update(capability.bf16_facts(torch, dev.index, rep["compute_capability"]))
     else:
         rep["bf16_supported"] = True  # CPU bf16 kernels exist (fast with AVX512-BF16/AMX)
+    rep["bf16"] = capability.bf16_status(rep)
+    rep["tf32_hardware"] = capability.tf32_hardware(rep["compute_capability"])
+    rep["tf32"] = capability.tf32_status(rep)
     return rep
+
+
+device_lines = capability.device_lines
 
 
 def _cpu_capability(torch: Any) -> str | None:
@@ -179,12 +186,7 @@ def report_lines(device: dict[str, Any], casts: dict[str, Any], amp: dict[str, A
     if not device.get("available"):
         lines += [device["message"], "", "Model predictions (fampnb.formats), no device result:"]
     else:
-        lines.append(f"torch {device['torch']}, CUDA {device['cuda']}, compute capability "
-                     f"{device['compute_capability']}, bf16 {device['bf16_supported']}, "
-                     f"TF32 matmul "
-                     f"{device['tf32_matmul']}, cuDNN TF32 {device['tf32_cudnn']}")
-        if device.get("nvidia_smi"):
-            lines.append(f"nvidia-smi: {device['nvidia_smi']}")
+        lines += device_lines(device)[1:]
         lines += ["", f"Casts and arithmetic  [{casts['measurement']}]"]
     lines += cast_table(casts)
     if device.get("available"):

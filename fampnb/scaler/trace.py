@@ -53,7 +53,7 @@ def overflows(fmt: Format = FP16) -> Callable[[float], bool]:
     """A predicate ``f(x) -> bool``: does ``x`` (float64) round to inf/NaN in ``fmt``'s real cast?
 
     Exact: far from the threshold it compares, within 2**-20 of it (where the cast's double
-    rounding through float32, used by ml_dtypes for bf16/fp8, can matter) it asks
+    rounding through float32, used for bf16/fp8 by ml_dtypes up to 0.6, can matter) it asks
     ``Format.classify``.  NaN and inf inputs overflow.
     """
     thr = float(fmt.overflow_threshold)
