@@ -19,15 +19,6 @@ from conftest import ROOT
 
 PKG = ROOT / "fampnb"
 
-#: Owned by issue 16 (the log doctor), rebuilt there as the packages fampnb/logs/ and
-#: fampnb/diagnose/: imports *between* these old modules (their cycles diagnose <-> _diagrules <->
-#: _diagdecide and logs <-> _logscan among them) are not checked here.  Their imports of the rest
-#: of the package, and everyone's imports of them, are.  The integrator deletes this list when the
-#: rebuilt doctor lands.
-DOCTOR_EXEMPT = re.compile(r"^fampnb\.(logs|_log\w*|diagnose|_diag\w*|report)$")
-#: where the old doctor modules live until then
-OLD_DOCTOR_ROOMS = {"_log": "logs", "_diag": "diagnose"}
-
 #: packages whose modules other rooms may not import directly: they import the face
 FACES = ("formats", "scaler", "probe", "logs", "diagnose")
 #: third-party modules the model rooms never import (not even inside a function)
@@ -120,11 +111,7 @@ def room(name: str) -> str:
     parts = name.split(".")
     if len(parts) == 1:
         return "__init__"
-    top = parts[1]
-    for prefix, r in OLD_DOCTOR_ROOMS.items():
-        if top.startswith(prefix):
-            return r
-    return top
+    return parts[1]
 
 
 @cache
@@ -143,12 +130,8 @@ def allowed() -> dict[str, set[str]]:
     return table
 
 
-def _exempt(e: Edge) -> bool:
-    return bool(DOCTOR_EXEMPT.match(e.source) and DOCTOR_EXEMPT.match(e.target))
-
-
 def all_edges() -> list[Edge]:
-    return [e for m in modules() for e in imports(m)[0] if not _exempt(e)]
+    return [e for m in modules() for e in imports(m)[0]]
 
 
 def test_every_module_is_in_a_room_of_the_table():
@@ -240,13 +223,10 @@ def test_no_runtime_import_cycles():
 
 def test_the_cycle_check_sees_deferred_imports():
     """The check is not blind: a cycle closed by an import inside a function is found, a
-    TYPE_CHECKING import is not a cycle, and the old doctor's cycles are there until issue 16."""
+    TYPE_CHECKING import is not a cycle."""
     a = Edge("fampnb.a", "fampnb.b", 1, True, False)
     assert _cycles([a, Edge("fampnb.b", "fampnb.a", 9, True, True)]) == [["fampnb.a", "fampnb.b"]]
     assert _cycles([a, Edge("fampnb.b", "fampnb.a", 3, False, False)]) == []
-    old = [e for m in modules() for e in imports(m)[0] if _exempt(e)]
-    if old:  # the old doctor is still here: its known cycle is visible to the check
-        assert any("fampnb.diagnose" in c for c in _cycles(old))
 
 
 def test_the_face_rule_and_the_table_are_not_vacuous():
