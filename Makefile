@@ -10,7 +10,7 @@ PIPC   := $(if $(LOCK),-c $(LOCK))
 COLAB  := .venv-colab
 TESTS  := --nbval-lax --nbval-current-env -p no:cacheprovider tests notebooks
 
-.PHONY: lab test venv torch test-latest venv-colab test-colab lock bench bench-browser notebooks clean
+.PHONY: lab test lint venv torch test-latest venv-colab test-colab lock bench bench-browser notebooks clean
 
 # Create the virtual environment when it is missing, (re)install when pyproject.toml or the lock
 # changed.
@@ -32,8 +32,14 @@ lab: $(STAMP)
 
 # The whole suite: unit tests, notebooks under nbval, browser tests (skipped with a reason when
 # Chromium or torch is missing).  pytest exits 5 when it collects nothing, so an empty run fails too.
-test: $(STAMP)
+test: lint
 	$(PY) -m pytest $(TESTS)
+
+# ruff (pyflakes, pycodestyle, import order, pyupgrade) over the tree; mypy over the model layer
+# (both configured in pyproject.toml).
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 # The same suite in a fresh .venv-latest with the newest releases (torch stays pinned): drift in a
 # dependency shows up here first, as this one command's failure.

@@ -91,9 +91,9 @@ def render() -> str:
         f"{len(EXP2_G_MAX)} steps (fp16 max {FP16.max!r})",
         f"{'row':>3}  {'scale':>6}  {'grad max':>9}  {'scaled':>13}  {'verdict':<9} next",
     ]
-    for r in e2:
-        out.append(f"{r.row:>3}  {r.scale:>6}  {r.g_abs_max!r:>9}  {r.scaled!r:>13}  "
-                   f"{r.verdict:<9} {r.next_scale}")
+    for row in e2:
+        out.append(f"{row.row:>3}  {row.scale:>6}  {row.g_abs_max!r:>9}  {row.scaled!r:>13}  "
+                   f"{row.verdict:<9} {row.next_scale}")
     got = e2[EXP2_CHECK_ROW - 1].scale
     out += [
         f"check: row {EXP2_CHECK_ROW} = {got}, expected {EXP2_EXPECTED}, "

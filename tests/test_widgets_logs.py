@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
-from fampnb.formats import FP16  # noqa: E402
 from fampnb.chain import CHECKLIST, walk_chain  # noqa: E402
+from fampnb.formats import FP16  # noqa: E402
 
 
 def _classes(w):
@@ -154,7 +154,7 @@ def test_walkthrough_bad_input_is_a_message(monkeypatch):
 
 import datetime as _dt  # noqa: E402
 
-from fampnb.widgets.logreader import read_log, make_log_reader  # noqa: E402
+from fampnb.widgets.logreader import make_log_reader, read_log  # noqa: E402
 
 
 def _upload_value_8(name: str, content: bytes) -> tuple:

@@ -103,8 +103,9 @@ class Format:
         up to 0.6 goes through float32 for bf16/fp8, 0.7.0 and later directly).  Subnormals and
         zero report the minimum exponent ``1 - bias``.  Neighbours are those of the stored value
         in this format: beyond ``max`` comes inf (NaN for e4m3fn, which has no inf); for ±inf the
-        neighbours are ±max and ±inf; for NaN all derived numbers are NaN.  ``ulp`` is the gap from the stored value to the next
-        larger magnitude (``min_subnormal`` at zero, NaN at inf/NaN); ``rel_error`` is
+        neighbours are ±max and ±inf; for NaN all derived numbers are NaN.  ``ulp`` is the gap
+        from the stored value to the next larger magnitude (``min_subnormal`` at zero, NaN at
+        inf/NaN); ``rel_error`` is
         ``|stored - value| / |value|`` computed exactly (0 for value 0, inf when a finite value
         overflows to inf, NaN when either side is NaN).
         """

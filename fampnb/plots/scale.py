@@ -122,7 +122,8 @@ def draw_scale_trace(ax: Any, data: Any, *, title: str | None = None) -> dict[st
     The line shows the scale step by step and ends with the scale after the last step; red
     triangles mark backoffs (overflow, scale halved), orange rings skipped steps without a backoff
     (DeepSpeed/Megatron hysteresis, or a scale pinned at its floor), green triangles growth, a black
-    cross the step where a fatal minimum ended the run (``Trace.fatal``).  The dashed line is the article's 256.
+    cross the step where a fatal minimum ended the run (``Trace.fatal``).  The dashed line is the
+    article's 256.
     """
     s = scale_series(data)
     ax.set_yscale("log", base=2)
@@ -190,7 +191,8 @@ def draw_grad_window(ax: Any, data: Any, fmt: Any = None) -> dict[str, Any]:
                         label=f"normal floor:\n{fmt.min_normal:.3g} / scale")
     (zero,) = ax.plot([], [], drawstyle="steps-mid", color="0.45", lw=1, ls=":",
                       label=f"below this: rounds to 0\n{fmt.underflow_threshold:.3g} / scale")
-    (grad,) = ax.plot([], [], "o", color=_COLORS["grad"], ms=4, label="gradient abs max G\n(above the band: overflow)")
+    (grad,) = ax.plot([], [], "o", color=_COLORS["grad"], ms=4,
+                      label="gradient abs max G\n(above the band: overflow)")
     (nonfinite,) = ax.plot([], [], "x", color=_COLORS["backoff"], ms=5,
                            transform=ax.get_xaxis_transform(), label="G is inf/NaN\n(overflows at any scale)")
     ax.set_xlabel("step")

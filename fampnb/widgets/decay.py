@@ -15,8 +15,16 @@ import math
 import re
 from typing import Any
 
-from ..scenarios import (POLICY_LABELS, SCENARIOS, build_policy, has_backoff, run_scale_decay,
-                         format_scale, suggested, summarize)
+from ..scenarios import (
+    POLICY_LABELS,
+    SCENARIOS,
+    build_policy,
+    format_scale,
+    has_backoff,
+    run_scale_decay,
+    suggested,
+    summarize,
+)
 
 __all__ = ["make_scale_decay", "check_row_answer", "make_row_question"]
 
@@ -27,7 +35,8 @@ NAME = "decay"
 
 def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
                      backoff: float = 0.5, growth_interval: int | None = None,
-                     scenario: str = "drift", steps: int | None = None, seed: int = 0) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+                     scenario: str = "drift", steps: int | None = None,
+                     seed: int = 0) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """Scale-decay explorer -> ``(ui, controls, artists)``.
 
     Choosing a scenario loads the start scale and growth interval it is meant for (``suggested``);
@@ -164,7 +173,7 @@ def check_row_answer(answer: str, row: int = 5) -> tuple[bool | None, str]:
         raise ValueError(f"row must be between 1 and {len(rows)}, got {row!r}")
     target = rows[row - 1]
     if not str(answer).strip():
-        return None, "Type a number: the scale on row %d." % row
+        return None, f"Type a number: the scale on row {row}."
     try:
         x = _parse_number(answer)
     except ValueError:
@@ -190,7 +199,7 @@ def make_row_question(row: int = 5) -> tuple[Any, dict[str, Any], dict[str, Any]
     from .base import guard, status_line, tag
 
     name = "row-question"
-    answer = tag(w.Text(value="", placeholder="the scale on row %d" % row,
+    answer = tag(w.Text(value="", placeholder=f"the scale on row {row}",
                         description=f"row {row} =", continuous_update=False), f"{name}-answer")
     button = tag(w.Button(description="check", button_style="primary"), f"{name}-check")
     verdict = tag(w.HTML(value=""), f"{name}-verdict-text")

@@ -11,8 +11,17 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ..chain import (CHECKLIST, LINES, LOG_KINDS, LOG_STYLES, NAN_WHEN, ChainResult,
-                     answers_from_diagnosis, generate_log, walk_chain)
+from ..chain import (
+    CHECKLIST,
+    LINES,
+    LOG_KINDS,
+    LOG_STYLES,
+    NAN_WHEN,
+    ChainResult,
+    answers_from_diagnosis,
+    generate_log,
+    walk_chain,
+)
 
 __all__ = ["make_walkthrough"]
 
