@@ -48,8 +48,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser.labdriver import (CHROMIUM_FLAGS, HOW_TO_ENABLE, LabPage, LabServer,  # noqa: E402
-                               NotebookPage, chromium_path, playwright_available)
+from browser.labdriver import (  # noqa: E402
+    CHROMIUM_FLAGS,
+    HOW_TO_ENABLE,
+    LabPage,
+    LabServer,
+    NotebookPage,
+    chromium_path,
+    playwright_available,
+)
 
 #: (notebook, the widget's CSS name, the control pressed): classes fampnb-<name>[-<control>]
 WIDGETS = [
@@ -184,7 +191,7 @@ def report(results: list[Result]) -> bool:
         hit = med <= TARGET_MS
         ok &= hit
         line = (f"{r.widget:<12} {r.backend:<7} {len(r.latency_ms):>7} {med:>10.0f} {worst:>9.0f}"
-                f"  {'<= %.0f ' % TARGET_MS + ('OK' if hit else 'OVER'):<13}")
+                f"  {f'<= {TARGET_MS:.0f} ' + ('OK' if hit else 'OVER'):<13}")
         rnd = statistics.median(r.round_ms)
         ratio = med / rnd
         line += f" {rnd:>13.0f}  {ratio:4.2f}x"

@@ -14,10 +14,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+
 from conftest import ROOT, require
 
-from .labdriver import (CHROMIUM, CHROMIUM_FLAGS, HOW_TO_ENABLE, LabPage, LabServer,
-                        NotebookPage, chromium_path, playwright_available)
+from .labdriver import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    HOW_TO_ENABLE,
+    LabPage,
+    LabServer,
+    NotebookPage,
+    chromium_path,
+    playwright_available,
+)
 
 NOTEBOOKS = ROOT / "notebooks"
 IMG_DIR = ROOT / "docs" / "img"

@@ -81,7 +81,7 @@ class LabServer:
         self.port = 0
 
     # -- life cycle -------------------------------------------------------------------------
-    def start(self, attempts: int = 3) -> "LabServer":
+    def start(self, attempts: int = 3) -> LabServer:
         shutil.copytree(self.source, self.root,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
         settings = self.workdir / "app-settings"
@@ -247,7 +247,7 @@ class LabPage:
         self.page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
         self.page.on("websocket", self._on_websocket)
 
-    def load(self) -> "LabPage":
+    def load(self) -> LabPage:
         self.page.goto(self.server.url("lab/workspaces/fampnb-tests"),
                        wait_until="domcontentloaded")
         self.page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands "
@@ -299,7 +299,7 @@ class NotebookPage:
         return self.lab.kernel_errors[self._ws_mark:]
 
     # -- notebook actions -------------------------------------------------------------------
-    def open(self) -> "NotebookPage":
+    def open(self) -> NotebookPage:
         """Open the notebook in the page, make it the current tab, wait until its kernel is idle."""
         from playwright.sync_api import expect
 

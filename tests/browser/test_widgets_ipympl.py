@@ -15,9 +15,14 @@ from typing import Any
 
 import pytest
 
-from . import (test_nb01_number_formats, test_nb02_overflow_underflow_thresholds,
-               test_nb03_loss_scale_decay, test_nb04_nan_decision_walkthrough,
-               test_nb05_reading_real_logs, test_nb07_gradient_histograms)
+from . import (
+    test_nb01_number_formats,
+    test_nb02_overflow_underflow_thresholds,
+    test_nb03_loss_scale_decay,
+    test_nb04_nan_decision_walkthrough,
+    test_nb05_reading_real_logs,
+    test_nb07_gradient_histograms,
+)
 from .twin import Twin, selector_of
 
 pytestmark = pytest.mark.browser
