@@ -81,7 +81,11 @@ def _early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = 
     a training record among the first three of the log counts as early; a NaN *ending* message
     (``Model diverged with loss = NaN``, ``loss is nan, stopping``) is not a record of a step: it
     says when the run stopped, not when the NaN began, so with no counter and no earlier record
-    it is early only when the log shows its start (a start-up line: ``start_seen``)."""
+    it is early only when the log shows its start (a start-up line: ``start_seen``).  A record
+    that names an epoch above 1 (``Epoch: 69``, a Lightning bar's ``Epoch 12:``, HF's
+    ``'epoch': 1.5``) is past the first epoch whatever its step: never the start of training."""
+    if ev.epoch is not None and ev.epoch > 1:
+        return False
     if ev.explicit or steps_seen:
         total = ev.total or max_total or 0
         if ev.step <= 10:
