@@ -49,25 +49,33 @@ class Accumulator:
             log.step(ev)
             return
         log.context(ev, nan.rec_index)
-        self.precision.feed(ev)
+        if ev.precision:
+            self.precision.feed(ev)
         kind = ev.kind
-        ref = (nan.finite, nan.last_losses[-1] if nan.last_losses else None, self.grad.last_gn)
         if kind in ("backoff", "hysteresis", "growth"):
-            if self.scale.scaler(ev, *ref):
+            if self.scale.scaler(ev, *self._ref()):
                 self.skip.count += 1
         elif ev.scale_after is not None and kind in ("loss", "nan", "scale", "skip"):
-            self.scale.observe(ev, *ref)
+            self.scale.observe(ev, *self._ref())
         if kind in ("loss", "nan"):
             bad = kind == "nan" or (ev.loss is not None and not math.isfinite(ev.loss))
             index = nan.rec_index
             first = nan.record(ev, bad, log)
-            self.scale.record(bad, ev.loss, ev.grad_norm)
+            if self.scale.run is not None:
+                self.scale.record(bad, ev.loss, ev.grad_norm)
             self.grad.record(ev, bad, first, index, log)
         elif kind == "skip":
             self.skip.skip(ev, self.scale.final_scale)
             if ev.grad_norm is not None and not math.isfinite(ev.grad_norm):
                 self.grad.bad(ev)
-        self.skip.counted_on_record(ev)
+        if ev.count is not None:      # (counter records: the skip tracker's)
+            self.skip.counted_on_record(ev)
+
+    def _ref(self) -> tuple[int, float | None, float | None]:
+        """What a new run of backoffs remembers: finite loss records so far, the last finite
+        loss and grad norm."""
+        nan = self.nan
+        return nan.finite, nan.last_losses[-1] if nan.last_losses else None, self.grad.last_gn
 
     def close(self, precision: str | None) -> str | None:
         """End of the input: the open run is closed; returns the precision to decide with (the
