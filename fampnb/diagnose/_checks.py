@@ -45,14 +45,16 @@ class Case:
 
     @classmethod
     def of(cls, acc: Accumulator, precision: str | None) -> Case:
-        fw = acc.log.fw.most_common(1)[0][0] if acc.log.fw else ("generic" if acc.log.n else "unknown")
+        votes = acc.log.fw
+        fw = votes.most_common(1)[0][0] if votes else ("generic" if acc.log.n else "unknown")
         case = cls(acc, precision, fw)
         # lasting NaN: the last loss record is non-finite, or the weights were destroyed
         if acc.nan.first_nan is not None and acc.nan.last_record_nan:
             case.lasting = acc.nan.first_nan
         elif acc.grad.applied is not None:
             case.lasting = acc.grad.first_bad_grad or acc.grad.applied
-        case.failures = [(r, why) for r in acc.scale.runs if (why := failure_run(r, acc, case.lasting))]
+        case.failures = [(r, why) for r in acc.scale.runs
+                         if (why := failure_run(r, acc, case.lasting))]
         failed = {id(r) for r, _ in case.failures}
         case.calib = [r for r in acc.scale.runs if at_start(r, acc) and id(r) not in failed]
         calib = {id(r) for r in case.calib}
@@ -85,25 +87,25 @@ def failed_backoffs(c: Case) -> Finding | None:
 
 
 def stuck_at_floor(c: Case) -> Finding | None:
-    acc = c.acc
-    if acc.scale.floor_attempts < 2 or acc.scale.floor_first is None or acc.scale.floor_last is None:
+    sc = c.acc.scale
+    if sc.floor_attempts < 2 or sc.floor_first is None or sc.floor_last is None:
         return None
-    at = acc.scale.floor_last.scale_before
+    at = sc.floor_last.scale_before
     shown = ("0 (printed as an integer: a scale below 1)" if at == 0
-             else fmt(at, acc.scale.floor_last.scale_log2))
-    c.evidence += [acc.scale.floor_first, acc.scale.floor_last]
+             else fmt(at, sc.floor_last.scale_log2))
+    c.evidence += [sc.floor_first, sc.floor_last]
     if at is not None and at < FLOOR:
         c.caveats.append(CAVEATS["below-one"])
-    return Finding("overflow", f"the scaler is stuck at its floor: {acc.scale.floor_attempts} overflow "
-                   f"records (lines {acc.scale.floor_first.line_no}-{acc.scale.floor_last.line_no}) with the "
+    return Finding("overflow", f"the scaler is stuck at its floor: {sc.floor_attempts} overflow "
+                   f"records (lines {sc.floor_first.line_no}-{sc.floor_last.line_no}) with the "
                    f"scale already at {shown}, so it cannot halve any further and every step is "
-                   "skipped", "certain" if acc.scale.floor_attempts >= 3 else "likely")
+                   "skipped", "certain" if sc.floor_attempts >= 3 else "likely")
 
 
 def skipping_at_floor(c: Case) -> Finding | None:
-    acc = c.acc
-    if not (acc.scale.floor_hits >= 3 or (acc.scale.final_scale is not None and acc.scale.final_scale <= FLOOR
-                                    and acc.skip.after_floor >= 2 and acc.scale.obs_values != {1.0})):
+    acc, sc = c.acc, c.acc.scale
+    if not (sc.floor_hits >= 3 or (sc.final_scale is not None and sc.final_scale <= FLOOR
+                                   and acc.skip.after_floor >= 2 and sc.obs_values != {1.0})):
         return None
     c.evidence += [r.last for r in acc.scale.runs[-2:]] + list(acc.skip.rules.values())[:2]
     return Finding("overflow", "the scale sits at its floor and the steps keep being skipped")

@@ -27,7 +27,8 @@ def _caveats(c: Case, verdict: str) -> None:
         caveats.append(CAVEATS["megatron"])
     if acc.scale.fairseq_avg:
         caveats.append(CAVEATS["fairseq-avg"])
-    if fw in SILENT and verdict in ("data", "no-scaler", "unknown", "healthy") and acc.scale.backoffs == 0:
+    if (fw in SILENT and verdict in ("data", "no-scaler", "unknown", "healthy")
+            and acc.scale.backoffs == 0):
         caveats.append(CAVEATS["silent"])
     if acc.grad.applied is not None and c.precision != "fp16":
         caveats.append(CAVEATS["applied-nonfinite"])

@@ -154,7 +154,8 @@ def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: li
                 f"exactly 0.0 (line {acc.grad.applied.line_no}); no dynamic scaler skipped the step "
                 "(the bf16 trace)", "likely")
     early = acc.nan.first_nan is not None and acc.nan.first_nan_explicit_early
-    from_start = acc.grad.applied is not None and not acc.grad.applied_trained and acc.grad.applied_early
+    g = acc.grad
+    from_start = g.applied is not None and not g.applied_trained and g.applied_early
     first_scale = acc.scale.first_obs.scale_after if acc.scale.first_obs is not None else None
     if early or from_start:
         if precision in (None, "fp16"):
@@ -171,7 +172,8 @@ def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: li
                       "no finite loss before it")
         return ("data", f"NaN from the start of the log ({where}) with no overflow record "
                 f"before it{extra}", "likely")
-    if acc.scale.obs_scale is not None and acc.scale.obs_scale < FLOOR and precision not in ("bf16", "fp32"):
+    obs = acc.scale.obs_scale
+    if obs is not None and obs < FLOOR and precision not in ("bf16", "fp32"):
         return ("overflow", f"NaN appears mid-run at {where} with the printed loss scale at "
                 f"{fmt(acc.scale.obs_scale)}, below 1: the scaler has halved it away on overflowing "
                 "steps", "likely")
@@ -183,8 +185,9 @@ def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: li
                else "the skip counter stays at 0 through the NaN: nothing skips the step")
         return ("no-scaler", f"NaN appears mid-run at {where} and no dynamic scaler is at work "
                 f"({why})", "likely")
-    dynamic = (acc.scale.backoffs or acc.scale.growths or acc.scale.hyst or len(acc.scale.obs_values) > 1
-               or precision == "fp16" or (acc.scale.obs_values and max(acc.scale.obs_values) > 1.0))
+    sc = acc.scale
+    dynamic = (sc.backoffs or sc.growths or sc.hyst or len(sc.obs_values) > 1
+               or precision == "fp16" or (sc.obs_values and max(sc.obs_values) > 1.0))
     if dynamic:
         return ("unknown", f"NaN appears mid-run at {where} although a dynamic scaler is at work "
                 "and no overflow record precedes it: a bad batch (data) or a hidden overflow",
@@ -214,8 +217,8 @@ def healthy_reason(acc: Accumulator, caveats: list[str], evidence: list[Event]) 
         if acc.scale.first_obs is not None:
             evidence.append(acc.scale.first_obs)
     if acc.grad.gn_bad_finite_loss:
-        parts.append(f"{acc.grad.gn_bad_finite_loss} record(s) with a non-finite grad norm and a finite "
-                     "loss are skipped steps")
+        parts.append(f"{acc.grad.gn_bad_finite_loss} record(s) with a non-finite grad norm and a "
+                     "finite loss are skipped steps")
         evidence.append(acc.grad.first_bad_grad)  # type: ignore[arg-type]
     if "sched-warning" in acc.skip.rules:
         parts.append("the lr_scheduler-before-optimizer warning only means the first fp16 step "

@@ -1,8 +1,9 @@
-"""The small trackers besides the scale's (``fampnb.diagnose._scale``): what the log is (``LogTracker``:
-events, ranks, roles, frameworks, steps, start-up, fatal lines), its loss records and NaNs
-(``NanTracker``), its gradients (``GradTracker``: non-finite grad norms, an update applied with
-them), its skipped steps (``SkipTracker``) and its stated precision (``PrecisionTracker``).
-Each is fed by ``fampnb.diagnose._accumulate.Accumulator``; memory is bounded."""
+"""The small trackers besides the scale's (``fampnb.diagnose._scale``): what the log is
+(``LogTracker``: events, ranks, roles, frameworks, steps, start-up, fatal lines), its loss
+records and NaNs (``NanTracker``), its gradients (``GradTracker``: non-finite grad norms, an
+update applied with them), its skipped steps (``SkipTracker``) and its stated precision
+(``PrecisionTracker``).  Each is fed by ``fampnb.diagnose._accumulate.Accumulator``; memory is
+bounded."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ class LogTracker:
     def count(self, ev: Event) -> None:
         """A non-note event: its roles and rank."""
         self.n += 1
+        step = ev.step if ev.explicit else None
         for role, value in (("loss", ev.loss), ("grad norm", ev.grad_norm),
-                            ("loss scale", ev.scale_after), ("step", ev.step if ev.explicit else None)):
+                            ("loss scale", ev.scale_after), ("step", step)):
             if value is not None:
                 self.roles.add(role)
         if ev.rank is not None and ev.kind in ("loss", "nan") and len(self.rank_nan) < 1024:
