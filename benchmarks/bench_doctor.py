@@ -15,7 +15,11 @@ a ratio alike), the CPU times (user + system, the doctor's worker processes incl
 machine the wall ratio is noisy, the CPU ratio is not), and the doctor's peak RSS (target
 < 300 MB), each command measured through its own helper process.
 
-    python benchmarks/bench_doctor.py [--mb 200] [--repeat 5] [--keep] [--out PATH]
+``--against DIR`` times a second doctor too, from another source tree (``git archive REV fampnb |
+tar -x -C DIR``; run with ``PYTHONPATH=DIR``), alternating with the others, and prints this doctor's
+wall and CPU ratios to it (the CPU ratio is the stable figure on a shared machine).
+
+    python benchmarks/bench_doctor.py [--mb 200] [--repeat 5] [--keep] [--out PATH] [--against DIR]
 """
 
 from __future__ import annotations
@@ -100,7 +104,7 @@ def write_log(path: Path, megabytes: float, seed: int = 0) -> tuple[int, str]:
     return steps, source
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float, float, str]:
+def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
     """Like ``timed`` but through a fresh helper process, so that the peak RSS is this command's
     alone (``RUSAGE_CHILDREN`` keeps the maximum over every child a process ever had)."""
     helper = ("import json, resource, subprocess, sys, time\n"
@@ -112,7 +116,7 @@ def run_measured(cmd: list[str]) -> tuple[float, float, float, str]:
               " 'rss': u.ru_maxrss / 1024, 'out': r.stdout.decode(errors='replace'),"
               " 'err': r.stderr.decode(errors='replace')[-300:]}))\n")
     res = subprocess.run([sys.executable, "-c", helper, *cmd], capture_output=True, text=True,
-                         cwd=ROOT)
+                         cwd=ROOT if env is None else tempfile.gettempdir(), env=env)
     row = json.loads(res.stdout)
     if row["rc"] not in (0, 1):
         raise SystemExit(f"{cmd[0]} failed ({row['rc']}): {row['err']}")
@@ -125,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--keep", action="store_true", help="keep the generated log")
     ap.add_argument("--out", type=Path, default=None, help="where to write the log")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="a source tree holding another fampnb/ to time side by side")
     args = ap.parse_args(argv)
     path = args.out or Path(tempfile.gettempdir()) / f"bench-doctor-{args.mb:g}MB.log"
     t0 = time.perf_counter()
@@ -134,11 +140,15 @@ def main(argv: list[str] | None = None) -> int:
           f"written in {time.perf_counter() - t0:.1f} s)")
     grep = ["grep", "-ciE", "overflow|nan|inf|loss scal", str(path)]
     doctor = [sys.executable, "-m", "fampnb", "doctor", "--json", str(path)]
-    runs: dict[str, list[tuple[float, float, float, str]]] = {"grep": [], "doctor": []}
+    runs: dict[str, list[tuple[float, float, float, str]]] = {"grep": [], "doctor": [], "other": []}
+    other_env = None if args.against is None else {
+        **os.environ, "PYTHONPATH": str(args.against.resolve())}
     run_measured(grep)  # warm the page cache once for both
     for _ in range(args.repeat):          # alternate, so that load changes hit both alike
         runs["grep"].append(run_measured(grep))
         runs["doctor"].append(run_measured(doctor))
+        if other_env is not None:
+            runs["other"].append(run_measured(doctor, other_env))
     g = statistics.median(r[0] for r in runs["grep"])
     d = statistics.median(r[0] for r in runs["doctor"])
     ratio = statistics.median(b[0] / a[0] for a, b in zip(runs["grep"], runs["doctor"]))
@@ -157,6 +167,15 @@ def main(argv: list[str] | None = None) -> int:
           f"ratio {dc / max(gc, 1e-9):.2f}x")
     print(f"doctor peak RSS: {rss:.0f} MB (target < 300)   verdict: {verdict}   "
           f"throughput: {mb / d:.0f} MB/s   cpus: {os.cpu_count()}   load avg: {load}")
+    if runs["other"]:
+        pairs = list(zip(runs["other"], runs["doctor"]))
+        wall = statistics.median(b[0] / a[0] for a, b in pairs)
+        cpu = statistics.median(b[1] / a[1] for a, b in pairs)
+        o_out = runs["other"][-1][3]
+        o_verdict = json.loads(o_out.splitlines()[0])["verdict"] if o_out.strip() else "?"
+        print(f"vs {args.against}: this doctor / that one: wall {wall:.2f}x, CPU {cpu:.2f}x "
+              f"(that one: {statistics.median(r[1] for r in runs['other']):.3f} s CPU, "
+              f"verdict {o_verdict})")
     if not args.keep:
         os.unlink(path)
     return 0

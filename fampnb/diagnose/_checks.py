@@ -53,18 +53,20 @@ class Case:
 
     @classmethod
     def of(cls, acc: Accumulator, precision: str | None) -> Case:
-        fw = acc.fw.most_common(1)[0][0] if acc.fw else ("generic" if acc.n else "unknown")
+        votes = acc.log.fw
+        fw = votes.most_common(1)[0][0] if votes else ("generic" if acc.log.n else "unknown")
         case = cls(acc, precision, fw)
         # lasting NaN: the last loss record is non-finite, or the weights were destroyed
-        if acc.first_nan is not None and acc.last_record_nan:
-            case.lasting = acc.first_nan
-        elif acc.applied is not None:
-            case.lasting = acc.first_bad_grad or acc.applied
-        case.failures = [(r, why) for r in acc.runs if (why := failure_run(r, acc, case.lasting))]
+        if acc.nan.first_nan is not None and acc.nan.last_record_nan:
+            case.lasting = acc.nan.first_nan
+        elif acc.grad.applied is not None:
+            case.lasting = acc.grad.first_bad_grad or acc.grad.applied
+        case.failures = [(r, why) for r in acc.scale.runs
+                         if (why := failure_run(r, acc, case.lasting))]
         failed = {id(r) for r, _ in case.failures}
-        case.calib = [r for r in acc.runs if at_start(r, acc) and id(r) not in failed]
+        case.calib = [r for r in acc.scale.runs if at_start(r, acc) and id(r) not in failed]
         calib = {id(r) for r in case.calib}
-        case.unheld = [r for r in acc.runs if id(r) not in calib and id(r) not in failed
+        case.unheld = [r for r in acc.scale.runs if id(r) not in calib and id(r) not in failed
                        and not held(r, acc)]
         if case.calib:
             case.caveats.append(CAVEATS["calibration"])
@@ -73,7 +75,7 @@ class Case:
 
 
 def min_scale_error(c: Case) -> Finding | None:
-    e = next((e for e in c.acc.fatal if e.rule == "min-scale"), None)
+    e = next((e for e in c.acc.log.fatal if e.rule == "min-scale"), None)
     if e is None:
         return None
     c.evidence += [x for r, _ in c.failures[:2] for x in (r.first, r.last)] + [e]
@@ -93,48 +95,48 @@ def failed_backoffs(c: Case) -> Finding | None:
 
 
 def stuck_at_floor(c: Case) -> Finding | None:
-    acc = c.acc
-    if acc.floor_attempts < 2 or acc.floor_first is None or acc.floor_last is None:
+    sc = c.acc.scale
+    if sc.floor_attempts < 2 or sc.floor_first is None or sc.floor_last is None:
         return None
-    at = acc.floor_last.scale_before
+    at = sc.floor_last.scale_before
     shown = ("0 (printed as an integer: a scale below 1)" if at == 0
-             else fmt(at, acc.floor_last.scale_log2))
-    c.evidence += [acc.floor_first, acc.floor_last]
+             else fmt(at, sc.floor_last.scale_log2))
+    c.evidence += [sc.floor_first, sc.floor_last]
     if at is not None and at < FLOOR:
         c.caveats.append(CAVEATS["below-one"])
-    return Finding("overflow", f"the scaler is stuck at its floor: {acc.floor_attempts} overflow "
-                   f"records (lines {acc.floor_first.line_no}-{acc.floor_last.line_no}) with the "
+    return Finding("overflow", f"the scaler is stuck at its floor: {sc.floor_attempts} overflow "
+                   f"records (lines {sc.floor_first.line_no}-{sc.floor_last.line_no}) with the "
                    f"scale already at {shown}, so it cannot halve any further and every step is "
-                   "skipped", "certain" if acc.floor_attempts >= 3 else "likely")
+                   "skipped", "certain" if sc.floor_attempts >= 3 else "likely")
 
 
 def skipping_at_floor(c: Case) -> Finding | None:
-    acc = c.acc
-    if not (acc.floor_hits >= 3 or (acc.final_scale is not None and acc.final_scale <= FLOOR
-                                    and acc.skip_after_floor >= 2 and acc.obs_values != {1.0})):
+    acc, sc = c.acc, c.acc.scale
+    if not (sc.floor_hits >= 3 or (sc.final_scale is not None and sc.final_scale <= FLOOR
+                                   and acc.skip.after_floor >= 2 and sc.obs_values != {1.0})):
         return None
-    c.evidence += [r.last for r in acc.runs[-2:]] + list(acc.skip_rules.values())[:2]
+    c.evidence += [r.last for r in acc.scale.runs[-2:]] + list(acc.skip.rules.values())[:2]
     return Finding("overflow", "the scale sits at its floor and the steps keep being skipped")
 
 
 def skipping_forever(c: Case) -> Finding | None:
     acc = c.acc
-    if not (acc.full_skips_late >= 3 or (acc.skip_counted >= 20 and acc.max_step >= 50
-                                         and acc.skip_counted >= 0.5 * acc.max_step)):
+    if not (acc.skip.full_skips_late >= 3 or (acc.skip.counted >= 20 and acc.log.max_step >= 50
+                                         and acc.skip.counted >= 0.5 * acc.log.max_step)):
         return None
-    c.evidence += [acc.full_skip_ev] + list(acc.skip_rules.values())[:3]
-    return Finding("overflow", f"{acc.skip_counted} steps were skipped, every step of the last "
-                   f"{max(acc.full_skips, 1)} counter interval(s): the fp16 steps keep "
+    c.evidence += [acc.skip.full_skip_ev] + list(acc.skip.rules.values())[:3]
+    return Finding("overflow", f"{acc.skip.counted} steps were skipped, every step of the last "
+                   f"{max(acc.skip.full_skips, 1)} counter interval(s): the fp16 steps keep "
                    "overflowing (skipping forever)")
 
 
 def silent_skips_into_nan(c: Case) -> Finding | None:
     acc, p = c.acc, c.precision
-    streak = acc.streak_at_nan or acc.gn_streak
-    if not (c.lasting is not None and len(streak) >= 2 and (acc.applied is None or p == "fp16")
+    streak = acc.grad.streak_at_nan or acc.grad.gn_streak
+    if not (c.lasting is not None and len(streak) >= 2 and (acc.grad.applied is None or p == "fp16")
             and p not in ("bf16", "fp32")):
         return None
-    ending = (f"a lasting NaN loss at line {acc.first_nan.line_no}" if acc.first_nan
+    ending = (f"a lasting NaN loss at line {acc.nan.first_nan.line_no}" if acc.nan.first_nan
               else "a loss that never recovers")
     c.evidence += [streak[0], streak[-1], c.lasting]
     return Finding("overflow", f"{len(streak)} consecutive records with a non-finite grad norm "
@@ -146,32 +148,32 @@ def lasting_nan(c: Case) -> Finding | None:
     if c.lasting is None:
         return None
     verdict, reason, certainty = nan_verdict(c.acc, c.lasting, c.precision, c.caveats, c.fw)
-    c.evidence += [c.lasting, c.acc.applied]
+    c.evidence += [c.lasting, c.acc.grad.applied]
     return Finding(verdict, reason, certainty)
 
 
 def scale_below_one(c: Case) -> Finding | None:
     acc = c.acc
-    if not (acc.obs_values and acc.obs_scale is not None and acc.obs_scale < FLOOR
+    if not (acc.scale.obs_values and acc.scale.obs_scale is not None and acc.scale.obs_scale < FLOOR
             and not scale_holds(acc)):
         return None
     c.caveats.append(CAVEATS["below-one"])
-    c.evidence.append(acc.first_obs)
-    return Finding("overflow", f"the printed loss scale is {fmt(acc.obs_scale)}, below 1: a "
+    c.evidence.append(acc.scale.first_obs)
+    return Finding("overflow", f"the printed loss scale is {fmt(acc.scale.obs_scale)}, below 1: a "
                    "silent scaler has halved it on every overflowing step")
 
 
 def silent_scaler_stuck(c: Case) -> Finding | None:
     if not (stuck_skipping(c.acc) and c.precision not in ("bf16", "fp32")):
         return None
-    c.evidence.append(c.acc.first_bad_grad)
-    return Finding("overflow", f"the last {c.acc.trailing_gn_bad} records all have a non-finite "
+    c.evidence.append(c.acc.grad.first_bad_grad)
+    return Finding("overflow", f"the last {c.acc.grad.trailing_gn_bad} records all have a non-finite "
                    "grad norm and the loss does not improve: the silent scaler keeps skipping "
                    "every step")
 
 
 def api_misuse(c: Case) -> Finding | None:
-    mis = next((e for e in c.acc.fatal if e.rule == "misuse"), None)
+    mis = next((e for e in c.acc.log.fatal if e.rule == "misuse"), None)
     if mis is None:
         return None
     c.caveats.append(CAVEATS["misuse"])
@@ -180,10 +182,10 @@ def api_misuse(c: Case) -> Finding | None:
 
 
 def nonfinite_grad_error(c: Case) -> Finding | None:
-    e = next((e for e in c.acc.fatal if e.rule == "nonfinite-grad"), None)
+    e = next((e for e in c.acc.log.fatal if e.rule == "nonfinite-grad"), None)
     if e is None:
         return None
-    early = c.acc.finite <= 1
+    early = c.acc.nan.finite <= 1
     c.evidence.append(e)
     return Finding("data" if early else "no-scaler",
                    "non-finite gradients with no loss scaler to absorb them (fairseq bf16/fp32: "
@@ -191,10 +193,10 @@ def nonfinite_grad_error(c: Case) -> Finding | None:
 
 
 def error_ends_log(c: Case) -> Finding | None:
-    if not c.acc.fatal:
+    if not c.acc.log.fatal:
         return None
-    c.evidence.append(c.acc.fatal[0])
-    return Finding("unknown", f"an error ends the log: {c.acc.fatal[0].text.strip()[:160]}")
+    c.evidence.append(c.acc.log.fatal[0])
+    return Finding("unknown", f"an error ends the log: {c.acc.log.fatal[0].text.strip()[:160]}")
 
 
 def unheld_backoff(c: Case) -> Finding | None:
@@ -204,7 +206,7 @@ def unheld_backoff(c: Case) -> Finding | None:
     after = ("the excerpt ends right after it" if r.loss_after == 0 else
              f"the next record jumps (loss {fmt(r.loss_ref)} -> {fmt(r.loss_next)}, grad norm "
              f"{fmt(r.gn_ref)} -> {fmt(r.gn_next)}) and the excerpt ends")
-    c.evidence += r.events[:3] + [c.acc.last_loss_ev]
+    c.evidence += r.events[:3] + [c.acc.nan.last_loss_ev]
     return Finding("unknown", f"a mid-run backoff ({fmt(r.start_scale)} -> {fmt(r.end_scale)}, "
                    f"line {r.last.line_no}) that may be isolated or the start of a cascade: "
                    f"{after}, so nothing shows that the scale held")
@@ -214,8 +216,8 @@ def bad_grad_jump_at_end(c: Case) -> Finding | None:
     jump = ends_on_bad_grad_jump(c.acc)
     if jump is None:
         return None
-    c.evidence += [c.acc.first_bad_grad, c.acc.last_loss_ev]
-    return Finding("unknown", f"the excerpt ends on {c.acc.trailing_gn_bad} record(s) with a "
+    c.evidence += [c.acc.grad.first_bad_grad, c.acc.nan.last_loss_ev]
+    return Finding("unknown", f"the excerpt ends on {c.acc.grad.trailing_gn_bad} record(s) with a "
                    f"non-finite grad norm whose loss jumps ({fmt(jump[0])} -> {fmt(jump[1])}): a "
                    "step that an fp16 scaler skipped, or the start of a collapse (bf16 has no "
                    "scaler to skip it); nothing after it shows which")
@@ -223,12 +225,12 @@ def bad_grad_jump_at_end(c: Case) -> Finding | None:
 
 def no_records(c: Case) -> Finding | None:
     acc = c.acc
-    if not (acc.n == 0 or (acc.finite == 0 and not acc.runs and not acc.skips
-                           and acc.final_scale is None and acc.first_nan is None)):
+    if not (acc.log.n == 0 or (acc.nan.finite == 0 and not acc.scale.runs and not acc.skip.count
+                           and acc.scale.final_scale is None and acc.nan.first_nan is None)):
         return None
-    roles = ", ".join(sorted(acc.roles)) or "none"
-    return Finding("unknown", f"no training records recognised: {acc.n} event(s) read, "
-                   f"{acc.finite} finite loss record(s), roles seen: {roles}; to decide, the log "
+    roles = ", ".join(sorted(acc.log.roles)) or "none"
+    return Finding("unknown", f"no training records recognised: {acc.log.n} event(s) read, "
+                   f"{acc.nan.finite} finite loss record(s), roles seen: {roles}; to decide, the log "
                    "would need to show the loss per step (with its step), the loss scale or the "
                    "framework's overflow lines, and the precision")
 

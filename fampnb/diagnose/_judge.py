@@ -36,7 +36,7 @@ def at_start(r: Run, acc: Accumulator) -> bool:
     if r.start_scale is not None and r.start_scale < init and not unseen_start:
         return False
     if r.first.explicit:
-        return r.first.step <= max(EARLY_STEPS, 0.05 * (r.first.total or acc.max_total or 0))
+        return r.first.step <= max(EARLY_STEPS, 0.05 * (r.first.total or acc.log.max_total or 0))
     return True
 
 
@@ -83,7 +83,7 @@ def settled(r: Run, acc: Accumulator) -> bool:
     (an oscillation around a settled scale, not a new descent)."""
     if r.end_scale is None:
         return False
-    lows = [x.end_scale for x in acc.runs if x is not r and x.growth_after and not x.nan_after
+    lows = [x.end_scale for x in acc.scale.runs if x is not r and x.growth_after and not x.nan_after
             and x.end_scale is not None and x.last.line_no < r.first.line_no]
     return bool(lows) and r.end_scale >= min(lows)
 
@@ -112,8 +112,8 @@ def held(r: Run, acc: Accumulator) -> bool:
 def scale_holds(acc: Accumulator) -> bool:
     """A printed scale that stays where it is over the last records while the loss, finite
     throughout, does not rise: it holds (fairseq may settle below 1), whatever its level."""
-    recent = list(acc.last_losses)
-    return (acc.obs_same >= 2 and acc.first_nan is None and len(recent) >= 2
+    recent = list(acc.nan.last_losses)
+    return (acc.scale.obs_same >= 2 and acc.nan.first_nan is None and len(recent) >= 2
             and recent[-1] <= recent[-2])
 
 
@@ -122,9 +122,9 @@ def ends_on_bad_grad_jump(acc: Accumulator) -> tuple[float, float] | None:
     non-finite grad norm and the loss jumps there (more than ``SPIKE_LOSS`` times the record
     before them): as with a backoff at the window's end (``_held``), the lines stop before they
     show whether training went on."""
-    k = acc.trailing_gn_bad
-    recent = list(acc.last_losses)
-    if not 1 <= k <= 2 or acc.last_record_nan or len(recent) <= k:
+    k = acc.grad.trailing_gn_bad
+    recent = list(acc.nan.last_losses)
+    if not 1 <= k <= 2 or acc.nan.last_record_nan or len(recent) <= k:
         return None
     ref, last = recent[-1 - k], recent[-1]
     return (ref, last) if ref > 0 and last > SPIKE_LOSS * ref else None
@@ -132,12 +132,12 @@ def ends_on_bad_grad_jump(acc: Accumulator) -> tuple[float, float] | None:
 
 def stuck_skipping(acc: Accumulator) -> bool:
     """A silent scaler skipping every step: a long trailing run of non-finite grad norms."""
-    k = acc.trailing_gn_bad
+    k = acc.grad.trailing_gn_bad
     if k >= 20:
         return True
     if k < 3:
         return False
-    recent = list(acc.last_losses)[-min(k, len(acc.last_losses)):]
+    recent = list(acc.nan.last_losses)[-min(k, len(acc.nan.last_losses)):]
     if len(recent) < 3:
         return False
     # three records: only a clearly rising loss; four or more: a loss that does not improve
@@ -147,14 +147,15 @@ def stuck_skipping(acc: Accumulator) -> bool:
 def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: list[str],
                  fw: str) -> tuple[str, str, str]:
     where = f"step {nan.step} (line {nan.line_no})"
-    if acc.applied is not None and precision != "fp16" and acc.applied_trained:
+    if acc.grad.applied is not None and precision != "fp16" and acc.grad.applied_trained:
         return ("no-scaler",
                 f"a non-finite gradient reached the weights at {where}: the loss then reads "
-                f"exactly 0.0 (line {acc.applied.line_no}); no dynamic scaler skipped the step "
+                f"exactly 0.0 (line {acc.grad.applied.line_no}); no dynamic scaler skipped the step "
                 "(the bf16 trace)", "likely")
-    early = acc.first_nan is not None and acc.first_nan_explicit_early
-    from_start = acc.applied is not None and not acc.applied_trained and acc.applied_early
-    first_scale = acc.first_obs.scale_after if acc.first_obs is not None else None
+    early = acc.nan.first_nan is not None and acc.nan.first_nan_explicit_early
+    g = acc.grad
+    from_start = g.applied is not None and not g.applied_trained and g.applied_early
+    first_scale = acc.scale.first_obs.scale_after if acc.scale.first_obs is not None else None
     if early or from_start:
         if precision in (None, "fp16"):
             caveats.append(CAVEATS["bf16-pretrained"])
@@ -164,26 +165,28 @@ def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: li
         if first_scale is not None and first_scale < FLOOR:
             extra = f"; the scale is already {fmt(first_scale)} at the first record"
             caveats.append(CAVEATS["below-one"])
-        if from_start and not early and acc.applied is not None:
-            where = f"step {acc.applied.step} (line {acc.applied.line_no})"
+        if from_start and not early and acc.grad.applied is not None:
+            where = f"step {acc.grad.applied.step} (line {acc.grad.applied.line_no})"
             extra += ("; the first record already reads loss 0.0 with a non-finite grad norm, "
                       "no finite loss before it")
         return ("data", f"NaN from the start of the log ({where}) with no overflow record "
                 f"before it{extra}", "likely")
-    if acc.obs_scale is not None and acc.obs_scale < FLOOR and precision not in ("bf16", "fp32"):
+    obs = acc.scale.obs_scale
+    if obs is not None and obs < FLOOR and precision not in ("bf16", "fp32"):
         return ("overflow", f"NaN appears mid-run at {where} with the printed loss scale at "
-                f"{fmt(acc.obs_scale)}, below 1: the scaler has halved it away on overflowing "
+                f"{fmt(acc.scale.obs_scale)}, below 1: the scaler has halved it away on overflowing "
                 "steps", "likely")
-    static = acc.obs_values == {1.0} and acc.skips == 0
-    counted = acc.zero_skips_after_nan and acc.skips == 0 and precision != "fp16"
+    static = acc.scale.obs_values == {1.0} and acc.skip.count == 0
+    counted = acc.skip.zero_skips_after_nan and acc.skip.count == 0 and precision != "fp16"
     if precision in ("bf16", "fp32") or static or counted:
         why = (f"the run is {precision}" if precision in ("bf16", "fp32")
                else "the loss scale is a constant 1.0 with no skipped steps" if static
                else "the skip counter stays at 0 through the NaN: nothing skips the step")
         return ("no-scaler", f"NaN appears mid-run at {where} and no dynamic scaler is at work "
                 f"({why})", "likely")
-    dynamic = (acc.backoffs or acc.growths or acc.hyst or len(acc.obs_values) > 1
-               or precision == "fp16" or (acc.obs_values and max(acc.obs_values) > 1.0))
+    sc = acc.scale
+    dynamic = (sc.backoffs or sc.growths or sc.hyst or len(sc.obs_values) > 1
+               or precision == "fp16" or (sc.obs_values and max(sc.obs_values) > 1.0))
     if dynamic:
         return ("unknown", f"NaN appears mid-run at {where} although a dynamic scaler is at work "
                 "and no overflow record precedes it: a bad batch (data) or a hidden overflow",
@@ -194,8 +197,8 @@ def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: li
         # "no scaler lines" is evidence only where a scaler would print them (reference §7):
         # a framework whose scaler is silent, or a NaN with no finite record before it, and no
         # stated precision, does not tell a silent fp16 scaler from bf16/fp32
-        if fw in SILENT_SCALER or acc.first_nan_rec == 0:
-            at = where if nan.explicit or acc.steps_seen else f"line {nan.line_no}"
+        if fw in SILENT_SCALER or acc.nan.first_nan_rec == 0:
+            at = where if nan.explicit or acc.log.steps_seen else f"line {nan.line_no}"
             return ("unknown", f"NaN appears at {at}, not at the start of training, and the "
                     "log neither states the precision nor can show a scaler (this framework's "
                     "scaler is silent, or no record precedes the NaN)", "likely")
@@ -205,28 +208,28 @@ def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: li
 
 def healthy_reason(acc: Accumulator, caveats: list[str], evidence: list[Event]) -> str:
     parts = []
-    if acc.runs:
-        parts.append(f"{acc.backoffs} backoff record(s), start-up calibration or isolated; "
-                     f"the scale holds at {fmt(acc.final_scale)}")
-    elif acc.final_scale is not None:
-        parts.append(f"the loss scale holds at {fmt(acc.final_scale)}")
-        if acc.first_obs is not None:
-            evidence.append(acc.first_obs)
-    if acc.gn_bad_finite_loss:
-        parts.append(f"{acc.gn_bad_finite_loss} record(s) with a non-finite grad norm and a finite "
-                     "loss are skipped steps")
-        evidence.append(acc.first_bad_grad)  # type: ignore[arg-type]
-    if "sched-warning" in acc.skip_rules:
+    if acc.scale.runs:
+        parts.append(f"{acc.scale.backoffs} backoff record(s), start-up calibration or isolated; "
+                     f"the scale holds at {fmt(acc.scale.final_scale)}")
+    elif acc.scale.final_scale is not None:
+        parts.append(f"the loss scale holds at {fmt(acc.scale.final_scale)}")
+        if acc.scale.first_obs is not None:
+            evidence.append(acc.scale.first_obs)
+    if acc.grad.gn_bad_finite_loss:
+        parts.append(f"{acc.grad.gn_bad_finite_loss} record(s) with a non-finite grad norm and a "
+                     "finite loss are skipped steps")
+        evidence.append(acc.grad.first_bad_grad)  # type: ignore[arg-type]
+    if "sched-warning" in acc.skip.rules:
         parts.append("the lr_scheduler-before-optimizer warning only means the first fp16 step "
                      "was skipped")
-        evidence.append(acc.skip_rules["sched-warning"])
-    if "megatron-all-skipped" in acc.skip_rules:
-        e = acc.skip_rules["megatron-all-skipped"]
+        evidence.append(acc.skip.rules["sched-warning"])
+    if "megatron-all-skipped" in acc.skip.rules:
+        e = acc.skip.rules["megatron-all-skipped"]
         parts.append("the missing loss field goes with a non-zero skipped-iterations counter: "
                      "skipped start-up steps, not NaN")
         evidence.append(e)
-    if acc.finite:
-        parts.append(f"{acc.finite} finite loss record(s), no lasting NaN")
-        if acc.last_loss_ev is not None:
-            evidence.append(acc.last_loss_ev)
+    if acc.nan.finite:
+        parts.append(f"{acc.nan.finite} finite loss record(s), no lasting NaN")
+        if acc.nan.last_loss_ev is not None:
+            evidence.append(acc.nan.last_loss_ev)
     return "; ".join(parts) if parts else "no NaN, no failure signature"

@@ -48,9 +48,11 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
     """The record of a line (``step``: the step the line itself names, if any)."""
     if "iteration" in low and _MEGATRON.search(low):
         _megatron(text, st, ev)
-    elif "'loss'" in low or "'grad_norm'" in low or "'train_loss'" in low:
-        hf(low, st, ev)
+    elif ("'loss'" in low or "'grad_norm'" in low or "'train_loss'" in low) and hf(low, st, ev):
+        pass
     elif not out or out[-1].kind in ("scale", "skip"):
+        # (a line with quoted keys that is no HF dict, ``'loss': '9.35'`` with quoted values
+        # among ``iter: 3700, lr: ...`` fields, is read as a record in any notation)
         _generic(text, low, st, ev, step)
 
 
@@ -81,18 +83,19 @@ def _megatron(text: str, st: LineState, ev: object) -> None:
         st.seen["megatron-scale"] = 1
 
 
-def hf(text: str, st: LineState, ev: object) -> None:
+def hf(text: str, st: LineState, ev: object) -> bool:
+    """An HF Trainer dict's record; False when the line has no unquoted HF loss or grad norm."""
     vals = {k: _f(v) for k, v in _HF_FIELD.findall(text)}   # (text is lower-cased)
     loss = vals.get("loss", vals.get("train_loss", vals.get("eval_loss")))
     gnorm = vals.get("grad_norm")
     if loss is None and gnorm is None:
-        return
+        return False
     kind = "nan" if loss is not None and not math.isfinite(loss) else "loss"
     ev(kind, "hf", "hf-dict", loss=loss, grad_norm=gnorm,
        epoch=vals.get("epoch"))  # type: ignore[operator]
     lr = vals.get("learning_rate")
     if lr is None:
-        return
+        return True
     before, last = st.hf_lr
     st.hf_lr = (last, lr)
     if gnorm is not None and not math.isfinite(gnorm) and lr == last and before not in (None, last):
@@ -100,6 +103,7 @@ def hf(text: str, st: LineState, ev: object) -> None:
         # Trainer (Accelerate) skips the scheduler with the optimizer step, and only an fp16
         # loss scaler skips that (reference: "Skip detection")
         ev("skip", "hf", "lr-frozen", count=1, grad_norm=gnorm)  # type: ignore[operator]
+    return True
 
 
 def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -> None:

@@ -1,0 +1,68 @@
+"""The doctor's limits and the two helpers every tracker shares: a thinned series (``Thin``) and
+"at the start of training" (``early``)."""
+
+from __future__ import annotations
+
+import math
+
+from fampnb.logs import Event
+
+__all__ = ["EARLY_STEPS", "EARLY_EPOCH", "NEAR_RECORDS", "CALIBRATION_FLOOR", "FLOOR", "CAP",
+           "TARGET_ONLY", "ENDING_RULES", "Thin", "early", "pow2"]
+
+EARLY_STEPS = 100          # a NaN at or before this step (or within 5% of the run) is "at the start"
+EARLY_EPOCH = 0.05         # ... or an HF record at or before this epoch (with no step counter)
+NEAR_RECORDS = 3           # finite loss records allowed between backoffs and a NaN they explain
+CALIBRATION_FLOOR = 256.0  # the article's line: below it and still falling is a failure
+FLOOR = 1.0                # DeepSpeed/Megatron minimum; below it the gradients are non-finite
+CAP = 4096                 # points kept per plotted series
+#: backoff wordings that print only the new scale (the reader fills ``scale_before`` from the
+#: last one printed, which misses any growth in between)
+TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overflow"})
+#: NaN messages that end a run (no step of their own): see ``early``
+ENDING_RULES = frozenset({"tf-nan-loss", "anomaly"})
+
+
+def pow2(x: float) -> bool:
+    """Is ``x`` a power of two (a scale a scaler set, not an average across a change)?"""
+    return x > 0 and math.isfinite(x) and math.frexp(x)[0] == 0.5
+
+
+class Thin:
+    """A series thinned to at most ``2 * cap`` points by keeping every 2^k-th point."""
+
+    def __init__(self, cap: int = CAP) -> None:
+        self.cap, self.stride, self.seen, self.points = cap, 1, 0, []  # type: ignore[var-annotated]
+
+    def add(self, point: tuple) -> None:  # type: ignore[type-arg]
+        if self.seen % self.stride == 0:
+            self.points.append(point)
+            if len(self.points) >= 2 * self.cap:
+                self.points = self.points[::2]
+                self.stride *= 2
+        self.seen += 1
+
+
+def early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = False,
+          start_seen: bool = False) -> bool:
+    """Is ``ev`` at or near the first step *of training*, not just of the excerpt?
+
+    A record that names an epoch above 1 (``Epoch: 69``, a Lightning bar's ``Epoch 12:``, HF's
+    ``'epoch': 1.5``) is past the first epoch whatever its step: never the start of training.
+    Where the log counts steps (on this line, or earlier: ``steps_seen``) the counter decides:
+    one of the very first steps, or among the first records of the log (at most two before it)
+    within the first 100 steps (5 % of a short run, at most 500 steps).  Without a step counter,
+    a training record among the first three of the log counts as early; a NaN *ending* message
+    (``Model diverged with loss = NaN``, ``loss is nan, stopping``) is not a record of a step: it
+    says when the run stopped, not when the NaN began, so with no counter and no earlier record
+    it is early only when the log shows its start (a start-up line: ``start_seen``)."""
+    if ev.epoch is not None and ev.epoch > 1:
+        return False
+    if ev.explicit or steps_seen:
+        total = ev.total or max_total or 0
+        if ev.step <= 10:
+            return True
+        return rec_index <= 2 and ev.step <= max(EARLY_STEPS, min(0.05 * total, 5 * EARLY_STEPS))
+    if ev.rule in ENDING_RULES:
+        return rec_index <= 2 and start_seen
+    return rec_index <= 2

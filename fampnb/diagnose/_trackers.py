@@ -1,0 +1,242 @@
+"""The small trackers besides the scale's (``fampnb.diagnose._scale``): what the log is
+(``LogTracker``: events, ranks, roles, frameworks, steps, start-up, fatal lines), its loss
+records and NaNs (``NanTracker``), its gradients (``GradTracker``: non-finite grad norms, an
+update applied with them), its skipped steps (``SkipTracker``) and its stated precision
+(``PrecisionTracker``).  Each is fed by ``fampnb.diagnose._accumulate.Accumulator``; memory is
+bounded."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+
+from fampnb.diagnose._limits import EARLY_EPOCH, EARLY_STEPS, FLOOR, Thin, early
+from fampnb.logs import Event
+
+__all__ = ["LogTracker", "NanTracker", "GradTracker", "SkipTracker", "PrecisionTracker"]
+
+
+class LogTracker:
+    """What kind of log it is: events read, reader notes, ranks with a NaN, record roles,
+    frameworks (voted), the step counter and the run's length, a start-up line, fatal lines."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.notes: dict[str, Event] = {}     # reader notes (``truncated``)
+        self.rank_nan: dict[int, bool] = {}   # rank -> has it shown a NaN loss
+        self.roles: set[str] = set()          # the record roles seen (for an ``unknown``)
+        self.fw: Counter[str] = Counter()
+        self.max_step = 0
+        self.max_total: int | None = None
+        self.steps_seen = False           # some line named its step (a step counter exists)
+        self.start_seen = False           # a start-up line (precision/config) came before a record
+        self.fatal: list[Event] = []
+
+    def count(self, ev: Event) -> None:
+        """A non-note event: its roles and rank."""
+        self.n += 1
+        step = ev.step if ev.explicit else None
+        for role, value in (("loss", ev.loss), ("grad norm", ev.grad_norm),
+                            ("loss scale", ev.scale_after), ("step", step)):
+            if value is not None:
+                self.roles.add(role)
+        if ev.rank is not None and ev.kind in ("loss", "nan") and len(self.rank_nan) < 1024:
+            bad = ev.kind == "nan" or (ev.loss is not None and not math.isfinite(ev.loss))
+            self.rank_nan[ev.rank] = self.rank_nan.get(ev.rank, False) or bad
+
+    def step(self, ev: Event) -> None:
+        """An event that may name its step."""
+        if ev.explicit:
+            self.max_step = max(self.max_step, ev.step)
+            self.steps_seen = True
+
+    def context(self, ev: Event, records: int) -> None:
+        """Framework vote, step, start-up and run length of a record-like event (``records``:
+        loss records so far)."""
+        if ev.framework != "generic":
+            self.fw[ev.framework] += 2 if ev.kind in ("backoff", "hysteresis", "fatal") else 1
+        self.step(ev)
+        if ev.rule == "precision" and records == 0:
+            self.start_seen = True
+        if ev.total:
+            self.max_total = max(self.max_total or 0, ev.total)
+        if ev.kind == "fatal" and len(self.fatal) < 20:
+            self.fatal.append(ev)
+
+
+class NanTracker:
+    """The loss records: finite ones (first and last few, a thinned series), the first NaN (and
+    whether it is at the start of training), NaNs after it, whether the log ends on one."""
+
+    def __init__(self) -> None:
+        self.rec_index = 0
+        self.finite = 0
+        self.first_losses: list[float] = []
+        self.last_loss_ev: Event | None = None
+        self.last_losses: deque[float] = deque(maxlen=8)
+        self.first_nan: Event | None = None
+        self.first_nan_rec = 0
+        self.first_nan_explicit_early = False
+        self.nans = 0
+        self.finite_after_nan = 0
+        self.last_record_nan = False
+        self.loss_s, self.nmarks = Thin(), Thin(1024)
+
+    def record(self, ev: Event, bad: bool, log: LogTracker) -> bool:
+        """A loss record (``bad``: non-finite); True when it is the first NaN."""
+        first = False
+        if bad:
+            self.nans += 1
+            self.nmarks.add((ev.step, ev.line_no))
+            if self.first_nan is None:
+                first = True
+                self.first_nan, self.first_nan_rec = ev, self.rec_index
+                self.first_nan_explicit_early = early(ev, log.max_total, self.rec_index,
+                                                      log.steps_seen, log.start_seen)
+            self.last_record_nan = True
+        elif ev.loss is not None:
+            self.finite += 1
+            if self.first_nan is not None:
+                self.finite_after_nan += 1
+            if len(self.first_losses) < 8:
+                self.first_losses.append(ev.loss)
+            self.last_losses.append(ev.loss)
+            self.last_loss_ev = ev
+            self.loss_s.add((ev.step, ev.loss))
+            self.last_record_nan = False
+        self.rec_index += 1
+        return first
+
+
+class GradTracker:
+    """Grad norms: the first non-finite one, finite losses with a non-finite grad norm (skipped
+    steps), the streak of them (and at the first NaN), and a loss of exactly 0.0 next to a
+    non-finite grad norm (``applied``: the update reached the weights)."""
+
+    def __init__(self) -> None:
+        self.first_bad_grad: Event | None = None
+        self.gn_bad_finite_loss = 0
+        self.trailing_gn_bad = 0
+        self.prev_gn_bad = False
+        self.last_gn: float | None = None
+        self.gn_streak: list[Event] = []        # consecutive finite-loss records, grad norm bad
+        self.streak_at_nan: list[Event] = []
+        self.applied: Event | None = None
+        self.nonzero_finite = 0           # finite, non-zero losses read so far
+        self.applied_trained = False      # ... some before ``applied``: training happened first
+        self.applied_early = False        # ``applied`` is the run's first record, at its start
+
+    def bad(self, ev: Event) -> None:
+        """An event with a non-finite gradient."""
+        self.first_bad_grad = self.first_bad_grad or ev
+
+    def record(self, ev: Event, bad: bool, first_nan: bool, rec_index: int,
+               log: LogTracker) -> None:
+        """A loss record (``rec_index``: its place among the records)."""
+        loss, gn = ev.loss, ev.grad_norm
+        gn_bad = gn is not None and not math.isfinite(gn)
+        if gn_bad:
+            self.bad(ev)
+        if first_nan:
+            self.streak_at_nan = self.gn_streak[:]
+        if not bad and loss is not None:
+            if loss == 0.0 and (self.prev_gn_bad or gn_bad) and self.applied is None:
+                self.applied = ev       # a loss of exactly 0.0 next to non-finite gradients
+                # it means "the update was applied" only after training happened (a finite,
+                # non-zero loss before it); as the run's first record it is NaN from step 1
+                self.applied_trained = self.nonzero_finite > 0
+                self.applied_early = not self.applied_trained and (
+                    rec_index <= 2 and ev.epoch <= EARLY_EPOCH
+                    if ev.epoch is not None and not (ev.explicit or log.steps_seen)
+                    else early(ev, log.max_total, rec_index, log.steps_seen, log.start_seen))
+            if loss != 0.0:
+                self.nonzero_finite += 1
+            if gn_bad:
+                self.gn_bad_finite_loss += 1
+                if len(self.gn_streak) < 64:
+                    self.gn_streak.append(ev)
+            else:
+                self.gn_streak = []
+        self.trailing_gn_bad = self.trailing_gn_bad + 1 if gn_bad else 0
+        if gn is not None:
+            self.prev_gn_bad = gn_bad
+            if not gn_bad:
+                self.last_gn = gn
+
+
+class SkipTracker:
+    """Skipped steps: how many (``count``), by which rule, by a counter (DeepSpeed ``skipped=``,
+    Megatron's skipped iterations: intervals skipped in full), at the floor, one that only an
+    fp16 scaler skips (``scaler_skip``), and a skip counter that read 0 (before/after a NaN)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.rules: dict[str, Event] = {}
+        self.counted = 0
+        self.after_floor = 0
+        self.scaler_skip: Event | None = None   # a skipped step that only an fp16 scaler skips
+        self.counter_step: int | None = None
+        self.full_skips = self.full_skips_late = 0
+        self.full_skip_ev: Event | None = None
+        self.counter_zero = False         # a skip counter read 0
+        self.zero_skips_after_nan = False  # ... and still read 0 after the first NaN
+
+    def zero(self, after_nan: bool) -> None:
+        """A skip counter at zero: no dynamic scaler has skipped a step so far (reference §7: the
+        counters family is evidence, unlike silence); after a NaN it says nothing skipped it."""
+        self.counter_zero = True
+        if after_nan:
+            self.zero_skips_after_nan = True
+
+    def skip(self, ev: Event, final_scale: float | None) -> None:
+        """A skip record (``final_scale``: the scale in force)."""
+        self.count += ev.count or 1
+        self.rules.setdefault(ev.rule, ev)
+        if ev.rule in ("ds-skipped-counter", "megatron-all-skipped"):
+            self.counted += ev.count or 1
+        if final_scale is not None and final_scale <= FLOOR:
+            self.after_floor += 1
+        if ev.rule == "lr-frozen":
+            self.scaler_skip = self.scaler_skip or ev
+
+    def counted_on_record(self, ev: Event) -> None:
+        """Megatron's loss record with its skipped-iterations counter, and counter records:
+        how many in a row report every step of their interval skipped."""
+        if ev.kind == "loss" and ev.count and ev.framework == "megatron":
+            self.count += ev.count
+            self.counted += ev.count
+        if ev.explicit and ev.count is not None and ev.rule in (
+                "ds-skipped-counter", "megatron-all-skipped", "megatron-loss",
+                "megatron-loss-missing"):
+            prev = self.counter_step
+            self.counter_step = ev.step
+            if prev is None or ev.step <= prev:
+                return
+            if (ev.count or 0) >= ev.step - prev:
+                self.full_skips += 1
+                self.full_skip_ev = self.full_skip_ev or ev
+                if prev > EARLY_STEPS:
+                    self.full_skips_late += 1
+            else:
+                self.full_skips = self.full_skips_late = 0
+                self.full_skip_ev = None
+
+
+class PrecisionTracker:
+    """The precision the log states (the last one stated; ``ev``: the first line stating one)."""
+
+    def __init__(self) -> None:
+        self.stated: str | None = None
+        self.ev: Event | None = None
+
+    def feed(self, ev: Event) -> None:
+        if ev.precision:
+            self.stated = ev.precision
+            self.ev = self.ev or ev
+
+    def close(self, given: str | None, scaler_skip: Event | None) -> str | None:
+        """The precision to decide with: the one given, else the one stated, else fp16 where a
+        step was skipped as only fp16's scaler does (``scaler_skip``)."""
+        if not (given or self.stated) and scaler_skip is not None:
+            self.stated, self.ev = "fp16", scaler_skip
+        return given or self.stated
