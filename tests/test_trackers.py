@@ -7,8 +7,7 @@ import math
 from fampnb.diagnose._accumulate import Accumulator
 from fampnb.diagnose._limits import Thin, early
 from fampnb.diagnose._scale import ScaleTracker
-from fampnb.diagnose._trackers import (GradTracker, LogTracker, NanTracker, PrecisionTracker,
-                                       SkipTracker)
+from fampnb.diagnose._trackers import GradTracker, LogTracker, NanTracker, PrecisionTracker, SkipTracker
 from fampnb.logs import Event
 
 

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import math
 
-from fampnb.diagnose._limits import (CALIBRATION_FLOOR, EARLY_EPOCH, EARLY_STEPS, FLOOR,
-                                     NEAR_RECORDS, Thin)
+from fampnb.diagnose._limits import CALIBRATION_FLOOR, EARLY_EPOCH, EARLY_STEPS, FLOOR, NEAR_RECORDS, Thin
 from fampnb.diagnose._scale import Run, ScaleTracker
-from fampnb.diagnose._trackers import (GradTracker, LogTracker, NanTracker, PrecisionTracker,
-                                       SkipTracker)
+from fampnb.diagnose._trackers import GradTracker, LogTracker, NanTracker, PrecisionTracker, SkipTracker
 from fampnb.logs import Event
 
 __all__ = ["Accumulator", "Run", "Thin", "EARLY_STEPS", "EARLY_EPOCH", "NEAR_RECORDS",
