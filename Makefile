@@ -19,6 +19,11 @@ venv: $(STAMP)
 lab: $(STAMP)
 	$(PY) -m jupyterlab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
+# The Chinese edition (notebooks/zh/, README.zh.md)
+.PHONY: lab-zh
+lab-zh: $(STAMP)
+	$(PY) -m jupyterlab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/zh/
+
 # The whole suite: unit tests, notebooks under nbval, browser tests (skipped with a reason when
 # Chromium is missing).  pytest exits 5 when it collects nothing, so an empty run fails too.
 test: $(STAMP)
@@ -27,9 +32,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
-# Regenerate the Colab badge + setup cell of every notebook from [project.urls] in pyproject.toml.
+# Regenerate the Colab badge + setup cell of every notebook from [project.urls] in pyproject.toml,
+# then the Chinese edition's markdown and set-up cells (code cells are the English ones).
 notebooks: $(STAMP)
 	$(PY) tools/nbtool.py sync
+	$(PY) tools/nbtool.py zh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

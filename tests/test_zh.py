@@ -218,12 +218,18 @@ def test_zh_markdown_is_chinese_and_keeps_the_english_code_spans(tool, path):
     options) of the English cell as it is."""
     import re
 
+    span = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)   # CommonMark code spans
+
+    def spans(text: str) -> set[str]:
+        text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)      # fenced blocks aside
+        return {" ".join(m.group(2).split()) for m in span.finditer(text)}
+
     en = {c.get("id"): c.source for c in _read(path).cells if c.cell_type == "markdown"}
     cells = tool.load_translation(tool.translation_path(path))
     for cid, entry in cells.items():
         text = tool.zh_text(entry)
         assert re.search(r"[\u4e00-\u9fff]", text), f"{path.name} {cid}: no Chinese"
-        missing = set(re.findall(r"`[^`\n]+`", en[cid])) - set(re.findall(r"`[^`\n]+`", text))
+        missing = spans(en[cid]) - spans(text)
         assert not missing, f"{path.name} {cid}: code spans missing from the translation: {missing}"
 
 
@@ -279,3 +285,27 @@ def test_zh_checked_outputs_are_stored(tool, path):
             assert c.get("outputs"), (f"zh/{path.name}: a checked cell has no stored output "
                                       f"(python tools/nbtool.py execute notebooks/zh/{path.name})")
     assert "widgets" not in zh["metadata"]
+
+
+# -- README.zh.md ----------------------------------------------------------------------------
+def test_readme_links_the_chinese_readme_on_its_first_line():
+    first = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0]
+    assert "](README.zh.md)" in first
+    zh = (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    assert zh.splitlines()[0].startswith("[English](README.md)")
+
+
+def test_readme_zh_lists_every_zh_notebook_with_its_colab_badge(tool):
+    zh = (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    slug = tool.repo_url().split("github.com/", 1)[1]
+    for path in ENGLISH:
+        assert f"](notebooks/zh/{path.name})" in zh, f"README.zh.md does not list zh/{path.name}"
+        colab = f"https://colab.research.google.com/github/{slug}/blob/main/notebooks/zh/{path.name}"
+        assert colab in zh, f"README.zh.md: no Colab badge for zh/{path.name}"
+    for command in ("make lab-zh", "make test", "python -m fampnb doctor --lang zh"):
+        assert command in zh
+
+
+def test_makefile_has_lab_zh():
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "lab-zh:" in make and "notebooks/zh/" in make
