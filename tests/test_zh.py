@@ -309,3 +309,28 @@ def test_readme_zh_lists_every_zh_notebook_with_its_colab_badge(tool):
 def test_makefile_has_lab_zh():
     make = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert "lab-zh:" in make and "notebooks/zh/" in make
+
+
+def test_plots_draw_chinese_labels_only_with_a_cjk_font(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fampnb import formats
+    from fampnb.plots import draw_format_ranges
+
+    def xlabel(font: str | None, lang: str) -> tuple[str, list[str]]:
+        monkeypatch.setattr(i18n, "cjk_font", lambda: font)
+        with i18n.language(lang):
+            fig, ax = plt.subplots()
+            draw_format_ranges(ax, [formats.FP16, formats.BF16])
+            legend = [t.get_text() for t in ax.get_legend().get_texts()]
+            label = ax.get_xlabel()
+            plt.close(fig)
+        return label, legend
+
+    en = xlabel(None, "en")
+    assert en == xlabel(None, "zh") == xlabel("Noto Sans CJK SC", "en")
+    zh_label, zh_legend = xlabel("Noto Sans CJK SC", "zh")
+    assert zh_label == msg_zh.MESSAGES["plot.value_log2_ticks"] and "次正规数" in zh_legend
