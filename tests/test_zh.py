@@ -334,3 +334,29 @@ def test_plots_draw_chinese_labels_only_with_a_cjk_font(monkeypatch):
     assert en == xlabel(None, "zh") == xlabel("Noto Sans CJK SC", "en")
     zh_label, zh_legend = xlabel("Noto Sans CJK SC", "zh")
     assert zh_label == msg_zh.MESSAGES["plot.value_log2_ticks"] and "次正规数" in zh_legend
+
+
+def _checked_numbers(path: Path) -> dict[str, list[str]]:
+    """Per checked cell id: the sorted numbers (two characters or more: 8192, 6.1e-05, 16 of
+    fp16) in its stored text outputs; captions may differ by language, numbers may not."""
+    import re
+
+    num = re.compile(r"(?<![\w.])-?\d[\d.]*(?:e[+-]?\d+)?")
+    out = {}
+    for c in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        if c["cell_type"] != "code" or not src.lstrip().startswith("# NBVAL_CHECK_OUTPUT"):
+            continue
+        text = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                       for o in c.get("outputs", []))
+        text = re.sub(r"fp(\d+)|e(\d)m(\d)|float(\d+)|bf16", " ", text)   # names, not numbers
+        out[c["id"]] = sorted(m for m in num.findall(text) if len(m.strip("-")) >= 2)
+    return out
+
+
+@pytest.mark.parametrize("path", ENGLISH, ids=ids)
+def test_zh_checked_outputs_have_the_english_numbers(tool, path):
+    en, zh = _checked_numbers(path), _checked_numbers(tool.ZH_DIR / path.name)
+    assert en.keys() == zh.keys()
+    for cid in en:
+        assert en[cid] == zh[cid], f"zh/{path.name} cell {cid}: the numbers differ from English"
