@@ -20,7 +20,8 @@ import numpy as np
 
 from .formats import BF16, FP16, Zone, judge
 from .i18n import t
-from .scenarios import synthetic_log
+from .scenarios import LOG_KINDS, synthetic_log
+from .seed import WARN_SCALE
 
 __all__ = ["CHECKLIST", "checklist", "LINES", "NAN_WHEN", "LOG_KINDS", "LOG_STYLES", "WARN_SCALE", "ChainResult",
            "walk_chain", "generate_log", "answers_from_diagnosis"]
@@ -39,17 +40,11 @@ def checklist() -> str:
 LINES: dict[str, str] = {k: t(f"chain.lines.{k}", lang="en") for k in ("updating", "stopped", "none")}
 #: answers to question 3 (key -> label)
 NAN_WHEN: dict[str, str] = {k: t(f"chain.nan.{k}", lang="en") for k in ("step0", "later", "none")}
-#: synthetic log kinds (``fampnb.scenarios.synthetic_log``) -> label
-LOG_KINDS: dict[str, str] = {k: t(f"chain.kind.{k}", lang="en")
-                             for k in ("overflow", "data", "no-scaler", "healthy")}
 #: log styles (``Trace.log_lines`` styles) -> label
 LOG_STYLES: dict[str, str] = {
     "seed": t("chain.style.seed", lang="en"), "deepspeed": "DeepSpeed", "apex": "apex",
     "fairseq": "fairseq", "megatron": "Megatron-LM",
 }
-
-#: the article's warning level for a falling scale
-WARN_SCALE = 256.0
 
 
 @dataclass

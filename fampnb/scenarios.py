@@ -7,27 +7,44 @@ max (unscaled), the policy it is meant for, and ``run()`` -> ``fampnb.scaler.Tra
 upward until every step overflows and the scale collapses), ``persistent`` (the article's eight
 halvings, continued), ``underflow`` (tiny scale: even the largest gradient rounds to 0 in fp16).
 ``synthetic_log(kind, style)`` renders a whole training log of one diagnostic ``kind``
-(``KINDS``: ``overflow``, ``data``, ``no-scaler``, ``healthy``) in a framework's real wording.
-Everything is deterministic for a given ``seed``.
+(``LOG_KINDS``: ``overflow``, ``data``, ``no-scaler``, ``healthy``) in a framework's real wording.
+``run_scale_decay(policy, ..., scenario)`` is the loss-scale explorer's model (notebook 03): a
+policy built from the explorer's settings (``build_policy``, each framework's own argument names)
+simulated on a story, and ``summarize`` its one-line reading.  Everything is deterministic for a
+given ``seed`` (an RNG seed; the article's numbers live in ``fampnb.seed``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from .formats import BF16, FP16, Format
+from .i18n import t
 from .scaler import (STYLES, ApexScaler, DeepSpeedScaler, FairseqScaler, MegatronScaler, Policy,
-                     SeedHalving, StaticScaler, Trace, TorchGradScaler, simulate)
-from .seed import EXP2_G_MAX, EXP2_START
+                     SeedHalving, StaticScaler, Trace, TorchGradScaler, simulate,
+                     start_up_lines)
+from .seed import EXP2_G_MAX, EXP2_START, WARN_SCALE
 
-__all__ = ["Scenario", "SCENARIOS", "KINDS", "scenario", "calibration", "spike", "drift",
-           "persistent", "underflow", "synthetic_log", "synthetic_run"]
+__all__ = ["Scenario", "SCENARIOS", "LOG_KINDS", "POLICY_LABELS", "STEPS", "scenario",
+           "calibration", "spike", "drift", "persistent", "underflow", "synthetic_log",
+           "synthetic_run", "synthetic_gradients", "build_policy", "has_backoff", "load_scenario", "suggested",
+           "scenario_grads", "run_scale_decay", "summarize", "format_scale"]
 
-SCENARIOS: tuple[str, ...] = ("calibration", "spike", "drift", "persistent", "underflow")
-KINDS: tuple[str, ...] = ("overflow", "data", "no-scaler", "healthy")
+#: the gradient stories: name -> label (the explorer's dropdown)
+SCENARIOS: dict[str, str] = {
+    "calibration": "start-up calibration",
+    "spike": "one gradient spike mid-run",
+    "drift": "gradients drift up to collapse",
+    "persistent": "persistent overflow (the article's eight)",
+    "underflow": "underflow (scale far too small)",
+}
+#: the kinds of synthetic training log (``synthetic_log``): kind -> label
+LOG_KINDS: dict[str, str] = {k: t(f"chain.kind.{k}", lang="en")   # labels: fampnb/messages/
+                             for k in ("overflow", "data", "no-scaler", "healthy")}
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,8 +147,15 @@ _MAKERS: dict[str, Callable[..., Scenario]] = {
 def scenario(name: str, **kwargs: Any) -> Scenario:
     """The scenario called ``name`` (``SCENARIOS``); keyword arguments go to its function."""
     if name not in _MAKERS:
-        raise ValueError(f"name must be one of {SCENARIOS}, got {name!r}")
+        raise ValueError(f"name must be one of {tuple(SCENARIOS)}, got {name!r}")
     return _MAKERS[name](**kwargs)
+
+
+def synthetic_gradients(n: int = 20000, seed: int = 0) -> np.ndarray:
+    """A gradient-like float32 sample (normal signs, log-normal magnitudes around 2**-20, seeded):
+    the stand-in for a real model's gradients when torch is not installed."""
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(n) * np.exp2(rng.normal(-20.0, 3.5, n))).astype(np.float32)
 
 
 # ---------------------------------------------------------------------------- synthetic logs
@@ -147,8 +171,8 @@ _START_UP_HALVINGS = {"megatron": 9, "deepspeed": 4}
 def synthetic_run(kind: str, style: str = "deepspeed", steps: int = 200, seed: int = 0,
                   log_interval: int = 10) -> tuple[Trace, np.ndarray]:
     """The simulated run behind ``synthetic_log``: ``(trace, loss)`` (loss may hold NaN)."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if kind not in LOG_KINDS:
+        raise ValueError(f"kind must be one of {tuple(LOG_KINDS)}, got {kind!r}")
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     n = _check(steps, 20)
@@ -184,66 +208,6 @@ def synthetic_run(kind: str, style: str = "deepspeed", steps: int = 200, seed: i
     return simulate(policy, g, fmt=FP16), loss
 
 
-def _ds_cfg(arg: str, value: Any) -> str:
-    """DeepSpeed's config dump line (``DeepSpeedConfig.print``: 29-column dot padding)."""
-    return (f"[2024-09-11 17:51:58,046] [INFO] [config.py:988:print]   {arg} "
-            f"{'.' * (29 - len(arg))} {value}")
-
-
-def _mg_arg(arg: str, value: Any) -> str:
-    """Megatron-LM's argument dump line (48-column dot padding)."""
-    return f"  {arg} {'.' * (48 - len(arg))} {value}"
-
-
-def _apex_banner(level: str, what: str, scale: str, half: bool) -> list[str]:
-    """What ``amp.initialize`` prints for an optimization level."""
-    return [f"Selected optimization level {level}:  {what}", "",
-            "Defaults for this optimization level are:",
-            "enabled                : True", f"opt_level              : {level}",
-            f"cast_model_type        : {'None' if half else 'torch.float32'}",
-            f"patch_torch_functions  : {half}", "keep_batchnorm_fp32    : None",
-            f"master_weights         : {'None' if half else 'False'}",
-            f"loss_scale             : {scale}"]
-
-
-def _header(style: str, trace: Trace, steps: int) -> list[str]:
-    """Start-up lines that state the precision, as each framework (or user loop) prints them."""
-    p = trace.policy
-    bf16 = isinstance(p, StaticScaler)
-    start = p.start_scale
-    if style == "deepspeed":
-        return [_ds_cfg("bfloat16_enabled", bf16), _ds_cfg("fp16_enabled", not bf16),
-                _ds_cfg("initial_dynamic_scale", 1 if bf16 else int(start)),
-                _ds_cfg("loss_scale", 1.0 if bf16 else 0)]
-    if style == "megatron":
-        return ["------------------------ arguments ------------------------",
-                _mg_arg("bf16", bf16), _mg_arg("fp16", not bf16),
-                _mg_arg("initial_loss_scale", float(getattr(p, "initial_scale", 2.0 ** 32))),
-                _mg_arg("log_interval", 10), _mg_arg("loss_scale", None),
-                "-------------------- end of arguments ---------------------", "training ..."]
-    if style == "fairseq":
-        init = 128 if bf16 else int(start)
-        return [f"2024-09-11 17:51:58 | INFO | fairseq_cli.train | Namespace(arch='transformer', "
-                f"bf16={bf16}, fp16={not bf16}, fp16_init_scale={init}, min_loss_scale=0.0001, "
-                f"log_interval=10, max_update={steps})",
-                "2024-09-11 17:52:10 | INFO | fairseq_cli.train | begin training epoch 1"]
-    if style == "hf":
-        return ["TrainingArguments(", f"bf16={bf16},", f"fp16={not bf16},",
-                "logging_nan_inf_filter=False,", "logging_steps=10,", ")",
-                "***** Running training *****", f"  Num examples = {steps * 64:,}",
-                "  Num Epochs = 1", f"  Total optimization steps = {steps:,}"]
-    if style == "apex":
-        if bf16:
-            return _apex_banner("O0", "Pure FP32 training.", "1.0", False)
-        return _apex_banner("O1", "Insert automatic casts around Pytorch functions and Tensor "
-                            "methods.", "dynamic", True)
-    if style == "torch":
-        return ["precision: fp32, GradScaler: off" if bf16 else
-                f"precision: fp16 autocast, GradScaler(init_scale={start:g})"]
-    return ["precision: bf16, loss scaling: off" if bf16 else
-            f"precision: fp16, loss scaling: dynamic (start {start})"]
-
-
 def synthetic_log(kind: str, style: str = "deepspeed", steps: int = 200, seed: int = 0,
                   log_interval: int = 10, header: bool = True) -> list[str]:
     """A whole synthetic training log of one diagnostic ``kind`` in ``style``'s real wording.
@@ -259,4 +223,151 @@ def synthetic_log(kind: str, style: str = "deepspeed", steps: int = 200, seed: i
     """
     trace, loss = synthetic_run(kind, style, steps, seed, log_interval)
     lines = trace.log_lines(style, loss=loss.tolist(), log_interval=log_interval)
-    return (_header(style, trace, steps) if header else []) + lines
+    return (start_up_lines(style, trace, steps) if header else []) + lines
+
+
+# ------------------------------------------------------- the explorer's model (notebook 03)
+
+#: the policies the explorer offers: a name of ``fampnb.scaler.POLICIES`` -> label
+POLICY_LABELS: dict[str, str] = {
+    "seed": "the article's rule (halve, never grow)",
+    "torch": "PyTorch GradScaler",
+    "deepspeed": "DeepSpeed (fp16, hysteresis 2)",
+    "megatron": "Megatron-LM (hysteresis 2)",
+    "fairseq": "fairseq",
+}
+#: per policy, the framework's own names of the explorer's settings: (class, start scale,
+#: growth interval or None: never grows, backoff factor or None: always halves)
+_SETTINGS: dict[str, tuple[type[Policy], str, str | None, str | None]] = {
+    "seed": (SeedHalving, "start", None, None),
+    "torch": (TorchGradScaler, "init_scale", "growth_interval", "backoff_factor"),
+    "deepspeed": (DeepSpeedScaler, "init_scale", "scale_window", None),
+    "megatron": (MegatronScaler, "initial_scale", "growth_interval", None),
+    "fairseq": (FairseqScaler, "init_scale", "scale_window", None),
+}
+#: run length of each story in the explorer (None: the scenario's own length)
+STEPS: dict[str, int | None] = {"calibration": 120, "spike": 600, "drift": 300,
+                                "persistent": None, "underflow": 200}
+
+
+def _settings(policy: str) -> tuple[type[Policy], str, str | None, str | None]:
+    if policy not in _SETTINGS:
+        raise ValueError(f"policy must be one of {', '.join(POLICY_LABELS)}, got {policy!r}")
+    return _SETTINGS[policy]
+
+
+def has_backoff(policy: str) -> bool:
+    """Whether ``policy``'s framework has a backoff-factor setting (the others always halve)."""
+    return _settings(policy)[3] is not None
+
+
+def build_policy(policy: str, init_scale: float, backoff: float = 0.5,
+                 growth_interval: int = 2000) -> tuple[Policy, list[str]]:
+    """The ``fampnb.scaler`` policy for ``policy`` and the list of settings it ignores.
+
+    Each framework's own argument names are used (``init_scale``/``initial_scale``/``start``,
+    ``growth_interval``/``scale_window``); a backoff is passed only where the framework has such
+    a knob (``backoff_factor``); a start scale below 1 lowers DeepSpeed's and Megatron-LM's floor.
+    """
+    cls, start, interval, backoff_arg = _settings(policy)
+    v = float(init_scale)
+    kw: dict[str, Any] = {start: int(v) if (start == "start" and v.is_integer()) else v}
+    ignored: list[str] = []
+    if interval is not None:
+        kw[interval] = int(growth_interval)
+    else:
+        ignored.append("growth interval (this rule never grows)")
+    if policy in ("deepspeed", "megatron") and v < 1.0:
+        kw["min_scale"] = v
+        ignored.append("min_scale lowered to the initial scale (the default floor is 1)")
+    if backoff_arg is not None:
+        kw[backoff_arg] = float(backoff)
+    elif backoff != 0.5:
+        ignored.append("backoff (fixed at x0.5 here)")
+    return cls(**kw), ignored
+
+
+def load_scenario(name: str, steps: int | None = None, seed: int = 0) -> Scenario:
+    """The story called ``name`` at the explorer's length (``STEPS``) unless ``steps`` is given."""
+    if name not in SCENARIOS:
+        raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, got {name!r}")
+    n = steps if steps is not None else STEPS[name]
+    kw: dict[str, Any] = {"seed": int(seed)}
+    if n is not None:
+        kw["steps"] = int(n)
+    return scenario(name, **kw)
+
+
+def suggested(name: str) -> tuple[float, int]:
+    """The start scale and growth interval a story is meant for (from its suggested policy)."""
+    sc = load_scenario(name)
+    pol = sc.policy
+    interval = getattr(pol, "growth_interval", None) or getattr(pol, "scale_window", None) or 2000
+    return float(sc.init_scale), int(interval)
+
+
+def scenario_grads(name: str, steps: int | None = None, seed: int = 0) -> np.ndarray:
+    """Per-step gradient abs max (unscaled; inf allowed) of the story ``name``."""
+    return np.asarray(load_scenario(name, steps, seed).grad_abs_max, dtype=float)
+
+
+def run_scale_decay(policy: str = "torch", init_scale: float | None = None, backoff: float = 0.5,
+                    growth_interval: int | None = None, scenario: str = "drift",
+                    steps: int | None = None, seed: int = 0) -> Trace:
+    """Simulate ``policy`` on ``scenario``'s gradients in fp16; returns the ``scaler.Trace``.
+
+    ``init_scale`` / ``growth_interval`` default to what the story suggests (``suggested``).
+    """
+    s0, gi0 = suggested(scenario)
+    init_scale = s0 if init_scale is None else init_scale
+    growth_interval = gi0 if growth_interval is None else growth_interval
+    if not (isinstance(init_scale, (int, float)) and math.isfinite(init_scale) and init_scale > 0):
+        raise ValueError(f"init_scale must be a finite number > 0, got {init_scale!r}")
+    pol, _ = build_policy(policy, init_scale, backoff, growth_interval)
+    return simulate(pol, scenario_grads(scenario, steps, seed))
+
+
+def format_scale(x: float) -> str:
+    """A loss scale as the explorer prints it: an integer when it is one (65536), else 6 digits."""
+    if not math.isfinite(x):
+        return str(x)
+    if x >= 1 and float(x).is_integer():
+        return f"{int(x)}"
+    return f"{x:.6g}"
+
+
+def summarize(trace: Trace) -> str:
+    """One line: steps, backoffs, skipped steps, growths, final and minimum scale, the article's
+    256 warning (``seed.WARN_SCALE``) and the steps whose scaled gradient falls below fp16's
+    normal floor."""
+    rows = trace.rows
+    n = len(rows)
+    if n == 0:
+        return "no steps simulated"
+    scales = np.array([r.scale for r in rows], dtype=float)
+    grad = np.array([np.nan if r.grad_abs_max is None else r.grad_abs_max for r in rows], dtype=float)
+    ev = [r.event or "" for r in rows]
+    backoffs, growths = ev.count("backoff"), ev.count("growth")
+    nxt = float(rows[-1].next_scale)
+    final = nxt if math.isfinite(nxt) else float(scales[-1])
+    lowest = float(np.nanmin(np.append(scales, final)))
+    skipped = sum(bool(r.skipped) for r in rows)
+    parts = [f"{n} steps", f"{backoffs} backoff{'s' * (backoffs != 1)}",
+             f"{skipped} skipped", f"{growths} growth{'s' * (growths != 1)}",
+             f"final scale {format_scale(final)}", f"min {format_scale(lowest)}"]
+    if trace.fatal:
+        parts.append(f"run stopped at step {n}: minimum loss scale reached (fatal)")
+    elif "min-scale" in ev:
+        parts.append(f"pinned at the minimum on {ev.count('min-scale')} steps, skipping")
+    tail = ev[-3:]
+    if final < WARN_SCALE and backoffs:
+        falling = "backoff" in tail and "growth" not in ev[-10:]
+        parts.append("below 256" + (" and still falling: act on gradients/data" if falling else ""))
+    with np.errstate(invalid="ignore", over="ignore"):
+        prod = grad * scales
+    under = int(np.sum(prod < FP16.min_normal))
+    if under:
+        zero = int(np.sum(prod <= FP16.underflow_threshold))
+        parts.append(f"{under} step{'s' * (under != 1)} with G x scale below fp16's normal floor"
+                     + (f" ({zero} round to 0) - no scaler reacts to that" if zero else ""))
+    return " · ".join(parts)

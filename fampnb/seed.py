@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from .formats import FP16, judge
 
 __all__ = ["Exp1Row", "Exp2Row", "experiment_1", "experiment_2", "EXP2_G_MAX", "EXP2_START",
-           "render", "main"]
+           "WARN_SCALE", "render", "main"]
+
+#: The article's warning level: a scale below 256 that keeps halving is the overflow-type pattern
+#: (its checklist's last item).  Defined here once; the chain, the stories and the plots use it.
+WARN_SCALE = 256.0
 
 #: Experiment 2's fixed inputs: start scale and the gradient abs max of each of the eight steps.
 EXP2_START = 65536

@@ -2,6 +2,11 @@
 
 FAMPNB_STRICT=1 (set by .ci/run) turns every skip for a missing optional dependency (torch,
 Chromium) into a failure, so CI can never count a skipped test as a pass.
+
+A test needs torch when it uses the ``torch_mod`` fixture or carries ``@pytest.mark.torch`` (the
+fixture adds the mark, so ``-m "not torch"`` deselects them all); without torch each one skips
+before any of its fixtures is set up (a browser test opens no notebook), naming the reason and how
+to enable it.
 """
 
 from __future__ import annotations
@@ -43,14 +48,35 @@ def torch_available() -> bool:
     return True
 
 
+TORCH_HOW = "Enable with: .venv/bin/pip install -r requirements/torch.txt (torch==2.13.0, CPU)"
+
+
+def require_torch() -> None:
+    require(torch_available(), "torch is not installed", TORCH_HOW)
+
+
 @pytest.fixture
 def torch_mod():
     """The torch module; skips (fails in CI) when torch is not installed."""
-    require(torch_available(), "torch is not installed",
-            "Enable with: .venv/bin/pip install torch==2.13.0")
+    require_torch()
     import torch
 
     return torch
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses ``torch_mod`` is marked ``torch`` (before ``-m`` selects)."""
+    for item in items:
+        if "torch_mod" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.torch)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A ``torch`` test skips (fails under FAMPNB_STRICT=1) before its fixtures are set up."""
+    if item.get_closest_marker("torch") is not None:
+        require_torch()
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fampnb import _zones
+from fampnb.formats import zones as _zones
 from fampnb.formats import (BF16, FORMATS, FP8_E4M3, FP8_E5M2, FP16, FP32, Bits, Format,
                             ScaleWindow, Zone, get, judge, safe_scale_window)
 
@@ -51,6 +51,31 @@ def quiet_casts():
     ``test_no_warnings_from_fampnb`` with warnings as errors."""
     with np.errstate(over="ignore", invalid="ignore"):
         yield
+
+
+#: 1 + 2**-8 + 2**-30: bf16 keeps 7 fraction bits, so 1 + 2**-8 is the tie between 1 and 1 + 2**-7,
+#: and the 2**-30 above it is lost in float32 (23 fraction bits): one rounding gives 1 + 2**-7,
+#: two roundings (through float32, then the tie to even) give 1.0
+DOUBLE_ROUNDING_PROBE = 1 + 2.0**-8 + 2.0**-30
+
+
+def ml_dtypes_rounds_through_float32() -> bool:
+    """How the installed ml_dtypes converts float64 to bf16/fp8, read off a real cast: through
+    float32, two roundings (releases up to 0.6), or directly, one rounding (0.7.0 and later)."""
+    return float(np.float64(DOUBLE_ROUNDING_PROBE).astype(ml_dtypes.bfloat16)) == 1.0
+
+
+def test_ml_dtypes_float64_rounding_is_one_of_the_two_documented_ways():
+    """The real cast gives the once-rounded or the twice-rounded value (nothing else), and which
+    one matches the release the prose names (ml_dtypes 0.7.0 dropped the float32 step)."""
+    x, ulp = DOUBLE_ROUNDING_PROBE, 2.0**-7  # bf16's step in [1, 2); x / ulp is exact
+    got = float(np.float64(x).astype(ml_dtypes.bfloat16))
+    once = round(x / ulp) * ulp  # Python's round: to nearest, ties to even
+    twice = round(float(np.float32(x)) / ulp) * ulp
+    assert (once, twice) == (1 + 2.0**-7, 1.0)
+    assert got in (once, twice)
+    major, minor = (int(p) for p in ml_dtypes.__version__.split(".")[:2])
+    assert ml_dtypes_rounds_through_float32() == ((major, minor) < (0, 7)), ml_dtypes.__version__
 
 
 def all_codes(dtype) -> np.ndarray:
@@ -107,8 +132,9 @@ def test_limits_agree_with_finfo_and_real_casts(fmt):
     fi = ml_dtypes.finfo(fmt.dtype)
     assert (fmt.max, fmt.min_normal, fmt.min_subnormal, fmt.eps) == \
         (float(fi.max), float(fi.smallest_normal), float(fi.smallest_subnormal), float(fi.eps))
-    # neighbours taken in float32 (cast directly by both libraries; float64 -> bf16/fp8 goes
-    # through float32 and would round a neighbour onto the tie); fp32's own limits in float64
+    # neighbours taken in float32 (cast directly by both libraries; ml_dtypes up to 0.6 takes
+    # float64 -> bf16/fp8 through float32, which would round a neighbour onto the tie); fp32's
+    # own limits in float64
     wide = np.float64 if fmt is FP32 else np.float32
 
     def r(v):
@@ -155,8 +181,9 @@ def test_every_fp8_code_and_midpoint(fmt, src):
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=FMT_IDS)
 def test_float64_double_rounding_is_mirrored(fmt):
-    """float64 values just beside a float32 value that is itself a tie of the target format:
-    ml_dtypes rounds float64 -> float32 -> bf16/fp8, numpy float64 -> float16 once."""
+    """float64 values just beside a float32 value that is itself a tie of the target format,
+    where one rounding and two (float64 -> float32 -> bf16/fp8, as ml_dtypes up to 0.6 converts)
+    differ: classify follows the installed library either way (numpy's float16 rounds once)."""
     src = np.float16 if fmt.bits == 32 else fmt.dtype
     ties = midpoints(src, np.float32)
     lo = np.nextafter(ties, np.float32(-np.inf)).astype(np.float64)
@@ -478,9 +505,14 @@ def test_scale_window_article_case():
     big = safe_scale_window(2.0**-40, 3.2e4)
     assert big.empty and big.p2_min == 26 and big.p2_min_nonzero == 16 and big.empty_nonzero
     assert safe_scale_window(1.0, 1.0).s_max == math.nextafter(65520.0, 0)
-    e4m3 = safe_scale_window(1.0, 1.0, "e4m3")  # the tie 464 goes to 448; float64 products
-    _check_window(e4m3, FP8_E4M3)                # round to 464 in float32 first (ml_dtypes)
-    assert np.float32(e4m3.s_max) == 464.0 < np.float32(math.nextafter(e4m3.s_max, math.inf))
+    e4m3 = safe_scale_window(1.0, 1.0, "e4m3")  # the tie 464 goes to 448 (ties to even)
+    _check_window(e4m3, FP8_E4M3)
+    if ml_dtypes_rounds_through_float32():
+        # ml_dtypes <= 0.6: float64 -> float32 -> e4m3fn, so every product that rounds to 464 in
+        # float32 still ties to 448: the window reaches just below float32's midpoint above 464
+        assert np.float32(e4m3.s_max) == 464.0 < np.float32(math.nextafter(e4m3.s_max, math.inf))
+    else:  # ml_dtypes >= 0.7: one rounding, anything above the tie 464 itself overflows
+        assert e4m3.s_max == 464.0
     assert safe_scale_window(1.0, 1.0, BF16).p2_max == 127
 
 

@@ -13,7 +13,8 @@ import math
 import pytest
 
 from conftest import ROOT, load_tool
-from fampnb import _probe_casts, probe, scaler
+from fampnb import probe, scaler
+from fampnb.probe import casts as _probe_casts
 
 RECORDS = sorted((ROOT / "fampnb" / "data" / "gpu").glob("*.json"))
 
@@ -79,7 +80,7 @@ def test_render_marks_a_disagreement():
 
 @pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
 def test_restore_non_finite(value):
-    from fampnb._probe_recorded import _restore
+    from fampnb.probe.recorded import _restore
 
     out = _restore({"a": [value, "+inf", 1.0]})
     assert isinstance(out["a"][0], float) and str(out["a"][0]) == value and out["a"][1] == "+inf"

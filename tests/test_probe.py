@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from fampnb import _probe_casts, probe
-from fampnb._probe_hist import DEFAULT_FORMATS
+from fampnb import probe
+from fampnb.probe import casts as _probe_casts
+from fampnb.probe.histogram import DEFAULT_FORMATS
 from fampnb.probe import GradHistogram, GradHistogramRecorder
 from fampnb.formats import BF16, FP8_E4M3, FP8_E5M2, FP16, FP32, Zone
 
@@ -301,7 +302,7 @@ def test_staged_recorder_is_exact_over_many_steps(torch_mod, buffer_elems):
 
 
 def test_recorder_default_staging_depends_on_the_device(torch_mod):
-    from fampnb import _probe_record
+    from fampnb.probe import recorder as _probe_record
 
     model, _, _ = probe.demo_problem("cpu", warmup_steps=0)
     n = sum(p.numel() for p in model.parameters())

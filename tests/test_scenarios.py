@@ -11,7 +11,7 @@ import pytest
 from fampnb import scenarios
 from fampnb.formats import FP16, Zone
 from fampnb.scaler import STYLES, SeedHalving, TorchGradScaler
-from fampnb.scenarios import KINDS, SCENARIOS, scenario, synthetic_log, synthetic_run
+from fampnb.scenarios import LOG_KINDS, SCENARIOS, scenario, synthetic_log, synthetic_run
 from fampnb.seed import EXP2_G_MAX, experiment_2
 
 BACKOFF = re.compile(r"OVERFLOW!|Gradient overflow|overflow detected|Loss scaling: .*\(overflow\)")
@@ -110,7 +110,7 @@ def _longest_run(flags: list[bool]) -> int:
 
 
 @pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", LOG_KINDS)
 def test_synthetic_logs_are_deterministic_and_have_their_kinds_signature(kind, style):
     lines = synthetic_log(kind, style)
     assert lines == synthetic_log(kind, style) and all(isinstance(x, str) for x in lines)
@@ -153,7 +153,7 @@ def test_synthetic_logs_are_deterministic_and_have_their_kinds_signature(kind, s
             assert any("'grad_norm': nan" in ln and "'loss': nan" not in ln for ln in lines)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", LOG_KINDS)
 def test_short_synthetic_logs_still_show_their_kind(kind):
     """The walkthrough widget asks for 40 steps."""
     for style in STYLES:

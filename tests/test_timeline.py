@@ -1,4 +1,4 @@
-"""fampnb.plots.timeline: draw once, update in place, any data (Diagnosis, events, empty)."""
+"""fampnb.plots.timeline: draw once, update in place, a Diagnosis or nothing (the plot never diagnoses)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_draw_update_in_place(ax):
     n_figs = len(plt.get_fignums())
     n_children = len(ax.get_children())
     for name in logs.sample_logs():
-        update_timeline(artists, logs.parse(logs.read_sample(name)))
+        update_timeline(artists, diagnose(logs.parse(logs.read_sample(name))))
         assert len(ax.get_children()) == n_children
     assert len(plt.get_fignums()) == n_figs
     d = diagnose(logs.parse(logs.read_sample("apex_apex_834.log")))
@@ -43,12 +43,19 @@ def test_draw_update_in_place(ax):
 
 
 def test_nan_and_loss_marked(ax):
-    ev = list(logs.parse(logs.read_sample("fp32-noscaler_faster-rcnn.pytorch_562.log")))
-    artists = draw_timeline(ax, ev)
+    d = diagnose(logs.parse(logs.read_sample("fp32-noscaler_faster-rcnn.pytorch_562.log")))
+    artists = draw_timeline(ax, d)
     assert list(artists["nan"].get_offsets()[:, 0]) == [100, 200]
     assert list(artists["loss"].get_data()[0]) == [0]
-    s = timeline_series(ev)
+    s = timeline_series(d)
     assert str(s["verdict"]) == "data"
+
+
+def test_raw_events_are_refused_not_diagnosed(ax):
+    ev = list(logs.parse(logs.read_sample("fp32-noscaler_faster-rcnn.pytorch_562.log")))
+    with pytest.raises(TypeError, match="diagnose them first|must be a Diagnosis"):
+        timeline_series(ev)
+    assert str(timeline_series([])["verdict"]) == ""
 
 
 def test_all_exported():

@@ -10,7 +10,7 @@ pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
 from fampnb.formats import FP16  # noqa: E402
-from fampnb.widgets.walkthrough import CHECKLIST, walk_chain  # noqa: E402
+from fampnb.chain import CHECKLIST, walk_chain  # noqa: E402
 
 
 def _classes(w):
@@ -81,8 +81,8 @@ def test_chain_without_g_skips_step_2():
 # --- the walkthrough widget ----------------------------------------------------------------
 
 from fampnb import diagnose, logs  # noqa: E402
-from fampnb.widgets.walkthrough import (LOG_KINDS, answers_from_diagnosis,  # noqa: E402
-                                        generate_log, make_walkthrough)
+from fampnb.chain import LOG_KINDS, answers_from_diagnosis, generate_log  # noqa: E402
+from fampnb.widgets.walkthrough import make_walkthrough  # noqa: E402
 
 
 @pytest.mark.parametrize("kind", list(LOG_KINDS))

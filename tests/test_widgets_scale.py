@@ -10,9 +10,9 @@ pytest.importorskip("matplotlib")
 from fampnb import scaler, scenarios  # noqa: E402
 
 from fampnb.seed import EXP2_G_MAX, experiment_2  # noqa: E402
-from fampnb.widgets.decay import (POLICIES, SCENARIOS, check_row_answer,  # noqa: E402
-                                  make_row_question, make_scale_decay, run_scale_decay, suggested,
-                                  summarize)
+from fampnb.scenarios import (POLICY_LABELS, SCENARIOS, run_scale_decay, suggested,  # noqa: E402
+                              summarize)
+from fampnb.widgets.decay import check_row_answer, make_row_question, make_scale_decay  # noqa: E402
 
 
 def _classes(w):
@@ -27,7 +27,7 @@ def test_seed_halving_reproduces_experiment_2():
 
 def test_every_policy_and_scenario_runs():
     assert set(SCENARIOS) == set(scenarios.SCENARIOS)
-    for pol in POLICIES:
+    for pol in POLICY_LABELS:
         for scen in SCENARIOS:
             tr = run_scale_decay(pol, 65536.0, 0.5, 20, scen)
             assert len(tr.rows) >= 1
@@ -147,7 +147,7 @@ def test_row_question_widget():
 
 def test_slider_extremes_never_raise():
     ui, controls, artists = make_scale_decay()
-    for pol in POLICIES:
+    for pol in POLICY_LABELS:
         controls["policy"].value = pol
         for k in (controls["init_scale"].min, controls["init_scale"].max):
             controls["init_scale"].value = 2.0 ** k

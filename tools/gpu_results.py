@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:      # run as a script from a checkout without an 
     sys.path.insert(0, str(ROOT))
 
 from fampnb import probe  # noqa: E402
-from fampnb._probe_recorded import _restore, row_differences  # noqa: E402
+from fampnb.probe.recorded import _restore, row_differences  # noqa: E402
 from fampnb.formats import FP8_E4M3  # noqa: E402
 
 DATA = ROOT / "fampnb" / "data" / "gpu"
@@ -48,7 +48,7 @@ def record(outdir: Path) -> Path:
     cpu = probe.cast_checks("cpu")
     rec = {"recorded": _iso(text[0]), "source": SOURCE,
            "versions": versions, "probe": result,
-           "cpu_reference": probe._jsonable({"torch": cpu["torch"], "rows": cpu["rows"]}),
+           "cpu_reference": probe.jsonable({"torch": cpu["torch"], "rows": cpu["rows"]}),
            "bench_probe": bench,
            "checks": checks}
     name = re.sub(r"[^a-z0-9]+", "-", result["device"]["name"].lower()).strip("-")

@@ -49,7 +49,9 @@ def badge_source(nb_path: Path, url: str) -> str:
 def setup_source(url: str, gpu: bool) -> str:
     extra = "[torch]" if gpu else ""
     return (
-        "# Colab only: install fampnb from the repository (does nothing in JupyterLab or elsewhere)\n"
+        "# Colab only: install fampnb from the repository (does nothing in JupyterLab or elsewhere).\n"
+        "# fampnb asks for nothing newer than Colab ships, so this upgrades none of Colab's packages\n"
+        "# and needs no restart.\n"
         "import sys\n"
         'if "google.colab" in sys.modules:\n'
         f'    %pip install -q "fampnb{extra} @ git+{url}"'

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..i18n import pt
+from ..seed import WARN_SCALE
 from .common import fast_log_ticks
 
 __all__ = [
@@ -23,9 +24,6 @@ __all__ = [
     "draw_grad_window", "update_grad_window",
     "draw_range_check", "update_range_check",
 ]
-
-#: The article's warning level: a scale below 256 that keeps halving is the overflow-type pattern.
-WARN_SCALE = 256.0
 
 _COLORS = {"scale": "#1f5fa8", "backoff": "#c62828", "skip": "#ef6c00", "growth": "#2e7d32",
            "fatal": "#000000", "grad": "#6a1b9a", "window": "#90caf9", "warn": "#757575"}

@@ -1,8 +1,9 @@
 """The log doctor's timeline: loss scale (log2 axis) and loss over steps, backoffs and NaN marked.
 
 ``draw_timeline(ax, data)`` draws once and returns the artists; ``update_timeline(artists, data)``
-moves them to new data (no new artists, no new figure).  ``data`` is a ``Diagnosis``, an iterable
-of ``Event`` records (diagnosed here), or empty.  The scale is on ``ax`` (log2 axis, with the
+moves them to new data (no new artists, no new figure).  ``data`` is a ``Diagnosis`` (made by
+``fampnb.diagnose.diagnose``; the plot reads its ``verdict`` and its ``trajectory``, ``losses``,
+``backoff_marks`` and ``nan_marks``, never diagnoses) or None / empty for "no log yet".  The scale is on ``ax`` (log2 axis, with the
 article's 256 line); the loss on a twin axis on the right.  Red triangles mark backoffs, purple
 crosses NaN records (drawn on the top edge: NaN has no height).
 """
@@ -10,35 +11,33 @@ crosses NaN records (drawn on the top edge: NaN has no height).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from ..i18n import pt
+from ..seed import WARN_SCALE
 from .common import fast_log_ticks
 
 __all__ = ["draw_timeline", "update_timeline", "timeline_series"]
 
-WARN_SCALE = 256.0
 _C = {"scale": "#4e79a7", "loss": "#59a14f", "backoff": "#e15759", "nan": "#b07aa1",
       "warn": "#f28e2b"}
 
 
 def timeline_series(data: Any) -> dict[str, np.ndarray]:
     """Arrays of the timeline: ``scale_x/scale_y``, ``loss_x/loss_y``, ``backoff_x/backoff_y``,
-    ``nan_x`` (steps), and ``verdict`` (a 0-d string array, ``""`` when there is no data)."""
-    from fampnb.diagnose import Diagnosis, diagnose
+    ``nan_x`` (steps), and ``verdict`` (a 0-d string array, ``""`` when there is no data).
 
-    if data is None:
-        data = []
-    if not isinstance(data, Diagnosis):
-        events = list(data) if isinstance(data, Iterable) else []
-        data = diagnose(events) if events else None
-    if data is None:
+    ``data``: a ``Diagnosis``, or None or an empty sequence (no log yet); anything else (raw
+    events, say) is a TypeError: diagnose them first (``fampnb.diagnose.diagnose``)."""
+    if data is None or (isinstance(data, (list, tuple)) and not data):
         e = np.empty(0)
         return {"scale_x": e, "scale_y": e, "loss_x": e, "loss_y": e, "backoff_x": e,
                 "backoff_y": e, "nan_x": e, "verdict": np.array("")}
+    if not hasattr(data, "verdict"):
+        raise TypeError(f"data must be a Diagnosis (fampnb.diagnose.diagnose) or None, got "
+                        f"{type(data).__name__}")
 
     def col(rows: list[tuple], i: int) -> np.ndarray:  # type: ignore[type-arg]
         return np.array([float(r[i]) for r in rows], dtype=float) if rows else np.empty(0)

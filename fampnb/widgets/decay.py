@@ -2,181 +2,23 @@
 
 ``make_scale_decay()`` wires a policy (the article's halving rule, PyTorch, DeepSpeed, Megatron-LM,
 fairseq), an initial scale, a backoff factor, a growth interval and a gradient scenario to
-``fampnb.scaler.simulate`` and to the plots of ``fampnb.plots.scale``.  ``make_row_question()`` is
-the article's closing question ("what is the value on row 5?") as an answer box checked against the
-computed experiment-2 table.  The pure helpers (``run_scale_decay``, ``summarize``,
-``check_row_answer``) need neither ipywidgets nor matplotlib.
+the model of ``fampnb.scenarios`` (``run_scale_decay``, ``summarize``) and to the plots of
+``fampnb.plots.scale``.  ``make_row_question()`` is the article's closing question ("what is the
+value on row 5?") as an answer box checked against the computed experiment-2 table
+(``check_row_answer``, which needs neither ipywidgets nor matplotlib).
 """
 
 from __future__ import annotations
 
 import html
-import inspect
 import math
 import re
 from typing import Any
 
-import numpy as np
+from ..scenarios import (POLICY_LABELS, SCENARIOS, build_policy, has_backoff, run_scale_decay,
+                         format_scale, suggested, summarize)
 
-__all__ = ["POLICIES", "SCENARIOS", "STEPS", "build_policy", "load_scenario", "suggested",
-           "scenario_grads", "run_scale_decay",
-           "summarize", "make_scale_decay", "check_row_answer", "make_row_question"]
-
-#: policy key -> label shown in the dropdown
-POLICIES: dict[str, str] = {
-    "seed": "the article's rule (halve, never grow)",
-    "torch": "PyTorch GradScaler",
-    "deepspeed": "DeepSpeed (fp16, hysteresis 2)",
-    "megatron": "Megatron-LM (hysteresis 2)",
-    "fairseq": "fairseq",
-}
-#: scenario key -> label shown in the dropdown (schedules of ``fampnb.scenarios``)
-SCENARIOS: dict[str, str] = {
-    "calibration": "start-up calibration",
-    "spike": "one gradient spike mid-run",
-    "drift": "gradients drift up to collapse",
-    "persistent": "persistent overflow (the article's eight)",
-    "underflow": "underflow (scale far too small)",
-}
-
-
-def _accepts(cls: Any, name: str) -> bool:
-    try:
-        return name in inspect.signature(cls).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        return False
-
-
-def build_policy(policy: str, init_scale: float, backoff: float = 0.5,
-                 growth_interval: int = 2000) -> tuple[Any, list[str]]:
-    """The ``fampnb.scaler`` policy for ``policy`` and the list of settings it ignores.
-
-    Each framework's own argument names are used (``init_scale``/``initial_scale``/``start``,
-    ``growth_interval``/``scale_window``); a backoff other than 0.5 is passed only where the
-    framework has such a knob (``backoff_factor``, or ``scale_factor`` = 1/backoff).
-    """
-    from .. import scaler
-
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-    cls = {"seed": scaler.SeedHalving, "torch": scaler.TorchGradScaler,
-           "deepspeed": scaler.DeepSpeedScaler, "megatron": scaler.MegatronScaler,
-           "fairseq": scaler.FairseqScaler}[policy]
-    kw: dict[str, Any] = {}
-    ignored: list[str] = []
-    for name in ("init_scale", "initial_scale", "start"):
-        if _accepts(cls, name):
-            v = float(init_scale)
-            kw[name] = int(v) if (name == "start" and v.is_integer()) else v
-            break
-    for name in ("growth_interval", "scale_window"):
-        if _accepts(cls, name):
-            kw[name] = int(growth_interval)
-            break
-    else:
-        ignored.append("growth interval (this rule never grows)")
-    if policy in ("deepspeed", "megatron") and float(init_scale) < 1.0:
-        kw["min_scale"] = float(init_scale)
-        ignored.append("min_scale lowered to the initial scale (the default floor is 1)")
-    if _accepts(cls, "backoff_factor"):
-        kw["backoff_factor"] = float(backoff)
-    elif _accepts(cls, "scale_factor") and backoff > 0:
-        kw["scale_factor"] = 1.0 / float(backoff)
-    elif backoff != 0.5:
-        ignored.append("backoff (fixed at x0.5 here)")
-    return cls(**kw), ignored
-
-
-#: run length of each story in the explorer (None: the scenario's own length)
-STEPS: dict[str, int | None] = {"calibration": 120, "spike": 600, "drift": 300,
-                                "persistent": None, "underflow": 200}
-
-
-def load_scenario(scenario: str, steps: int | None = None, seed: int = 0) -> Any:
-    """The ``fampnb.scenarios.Scenario`` called ``scenario`` (``STEPS`` gives the default length)."""
-    from .. import scenarios
-
-    if scenario not in SCENARIOS:
-        raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, got {scenario!r}")
-    n = steps if steps is not None else STEPS[scenario]
-    kw: dict[str, Any] = {"seed": int(seed)}
-    if n is not None:
-        kw["steps"] = int(n)
-    return scenarios.scenario(scenario, **kw)
-
-
-def suggested(scenario: str) -> tuple[float, int]:
-    """The start scale and growth interval a story is meant for (from its suggested policy)."""
-    sc = load_scenario(scenario)
-    pol = sc.policy
-    interval = getattr(pol, "growth_interval", None) or getattr(pol, "scale_window", None) or 2000
-    return float(sc.init_scale), int(interval)
-
-
-def scenario_grads(scenario: str, steps: int | None = None, seed: int = 0) -> np.ndarray:
-    """Per-step gradient abs max (unscaled; inf allowed) of a ``fampnb.scenarios`` story."""
-    return np.asarray(load_scenario(scenario, steps, seed).grad_abs_max, dtype=float)
-
-
-def run_scale_decay(policy: str = "torch", init_scale: float | None = None, backoff: float = 0.5,
-                    growth_interval: int | None = None, scenario: str = "drift",
-                    steps: int | None = None, seed: int = 0) -> Any:
-    """Simulate ``policy`` on ``scenario``'s gradients in fp16; returns the ``scaler.Trace``.
-
-    ``init_scale`` / ``growth_interval`` default to what the story suggests (``suggested``).
-    """
-    from .. import scaler
-
-    s0, gi0 = suggested(scenario)
-    init_scale = s0 if init_scale is None else init_scale
-    growth_interval = gi0 if growth_interval is None else growth_interval
-    if not (isinstance(init_scale, (int, float)) and math.isfinite(init_scale) and init_scale > 0):
-        raise ValueError(f"init_scale must be a finite number > 0, got {init_scale!r}")
-    pol, _ = build_policy(policy, init_scale, backoff, growth_interval)
-    return scaler.simulate(pol, scenario_grads(scenario, steps, seed))
-
-
-def _fmt_scale(x: float) -> str:
-    if not math.isfinite(x):
-        return str(x)
-    if x >= 1 and float(x).is_integer():
-        return f"{int(x)}"
-    return f"{x:.6g}"
-
-
-def summarize(trace: Any) -> str:
-    """One line: steps, backoffs, skipped steps, growths, final and minimum scale, and the 256 warning."""
-    from ..formats import FP16
-    from ..plots.scale import WARN_SCALE, scale_series
-
-    s = scale_series(trace)
-    n = len(s.steps)
-    if n == 0:
-        return "no steps simulated"
-    ev = [e or "" for e in s.events]
-    backoffs, growths = ev.count("backoff"), ev.count("growth")
-    final = s.next_scale if math.isfinite(s.next_scale) else float(s.scales[-1])
-    lowest = float(np.nanmin(np.append(s.scales, final)))
-    parts = [f"{n} steps", f"{backoffs} backoff{'s' * (backoffs != 1)}",
-             f"{int(s.skipped.sum())} skipped", f"{growths} growth{'s' * (growths != 1)}",
-             f"final scale {_fmt_scale(final)}", f"min {_fmt_scale(lowest)}"]
-    if s.fatal:
-        parts.append(f"run stopped at step {n}: minimum loss scale reached (fatal)")
-    elif "min-scale" in ev:
-        parts.append(f"pinned at the minimum on {ev.count('min-scale')} steps, skipping")
-    tail = ev[-3:]
-    if final < WARN_SCALE and backoffs:
-        falling = "backoff" in tail and "growth" not in ev[-10:]
-        parts.append("below 256" + (" and still falling: act on gradients/data" if falling else ""))
-    with np.errstate(invalid="ignore", over="ignore"):
-        prod = s.grad * s.scales
-    under = int(np.sum(prod < FP16.min_normal))
-    if under:
-        zero = int(np.sum(prod <= FP16.underflow_threshold))
-        parts.append(f"{under} step{'s' * (under != 1)} with G x scale below fp16's normal floor"
-                     + (f" ({zero} round to 0) - no scaler reacts to that" if zero else ""))
-    return " · ".join(parts)
-
+__all__ = ["make_scale_decay", "check_row_answer", "make_row_question"]
 
 # --- the widget -----------------------------------------------------------------------------
 
@@ -204,7 +46,7 @@ def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
     growth_interval = gi0 if growth_interval is None else growth_interval
     style = {"description_width": "110px"}
     controls: dict[str, Any] = {
-        "policy": w.Dropdown(options=[(v, k) for k, v in POLICIES.items()], value=policy,
+        "policy": w.Dropdown(options=[(v, k) for k, v in POLICY_LABELS.items()], value=policy,
                              description="policy", style=style, layout=w.Layout(width="380px")),
         "scenario": w.Dropdown(options=[(v, k) for k, v in SCENARIOS.items()], value=scenario,
                                description="scenario", style=style, layout=w.Layout(width="380px")),
@@ -238,7 +80,7 @@ def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
     def _notes(pol: str, init: float) -> None:
         _, ignored = build_policy(pol, init, controls["backoff"].value, 1)
         controls["growth_interval"].disabled = any(i.startswith("growth") for i in ignored)
-        fixed_backoff = not (_accepts_backoff(pol))
+        fixed_backoff = not has_backoff(pol)
         controls["backoff"].disabled = fixed_backoff
         bits = []
         if fixed_backoff:
@@ -290,17 +132,8 @@ def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
     return ui, controls, artists
 
 
-def _accepts_backoff(policy: str) -> bool:
-    from .. import scaler
-
-    cls = {"seed": scaler.SeedHalving, "torch": scaler.TorchGradScaler,
-           "deepspeed": scaler.DeepSpeedScaler, "megatron": scaler.MegatronScaler,
-           "fairseq": scaler.FairseqScaler}[policy]
-    return _accepts(cls, "backoff_factor") or _accepts(cls, "scale_factor")
-
-
 def _title(policy: str, scenario: str) -> str:
-    return f"{POLICIES[policy]} · {SCENARIOS[scenario]}"
+    return f"{POLICY_LABELS[policy]} · {SCENARIOS[scenario]}"
 
 
 # --- the article's question: "what is the value on row 5?" ---------------------------------
@@ -345,7 +178,7 @@ def check_row_answer(answer: str, row: int = 5) -> tuple[bool | None, str]:
     prev = rows[row - 2] if row > 1 else None
     hint = (f" Row {prev.row} is {prev.scale} and overflowed ({prev.verdict}); each overflow "
             f"halves the scale." if prev else "")
-    where = f" {_fmt_scale(x)} is the scale on row {other[0]}." if other else ""
+    where = f" {format_scale(x)} is the scale on row {other[0]}." if other else ""
     return False, f"Not quite.{where}{hint}"
 
 

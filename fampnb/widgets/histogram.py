@@ -13,11 +13,12 @@ import html
 import math
 from typing import Any
 
+from .._checks import as_positive
 from ..i18n import t
-from .._window import as_positive
+from ..scenarios import synthetic_gradients
 
 __all__ = ["NAME", "snap_scale", "loss_rows", "loss_table_html", "verdict",
-           "synthetic_gradients", "synthetic_histogram", "make_histogram_explorer"]
+           "synthetic_histogram", "make_histogram_explorer"]
 
 NAME = "hist"
 SLIDER_MIN, SLIDER_MAX = -16, 40  # log2 of the slider's scale range
@@ -82,15 +83,6 @@ def verdict(hist: Any, scale: float, fmt: str) -> str:
             bits.append(t("widget.hist.overflow", pct=_pct(z["overflow"])))
         what = t("widget.hist.sep").join(bits)
     return t("widget.hist.verdict", fmt=fmt, k=k, what=what)
-
-
-def synthetic_gradients(n: int = 20000, seed: int = 0) -> Any:
-    """A gradient-like float32 sample (normal signs, log-normal magnitudes around 2**-20, seeded):
-    the stand-in for a real model's gradients when torch is not installed."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal(n) * np.exp2(rng.normal(-20.0, 3.5, n))).astype(np.float32)
 
 
 def synthetic_histogram(n: int = 20000, seed: int = 0) -> Any:

@@ -185,7 +185,7 @@ def make_log_reader(text: str = "", sample: str | None = None
     status = status_line(NAME)
 
     live = LiveFigure(figsize=(8.0, 3.0), height="320px")
-    timeline = draw_timeline(live.ax, [])
+    timeline = draw_timeline(live.ax, None)
     artists: dict[str, Any] = {"verdict_text": verdict_text, "advice_text": advice_text,
                                "evidence_text": evidence_text, "source_text": source_text,
                                "timeline": timeline, "status": status, "figure": live,
@@ -199,7 +199,7 @@ def make_log_reader(text: str = "", sample: str | None = None
             verdict_text.value = (f"<span style='color:#b00020'>&#9888; {html.escape(r.message)}"
                                   "</span>")
             advice_text.value = evidence_text.value = ""
-            update_timeline(timeline, [])
+            update_timeline(timeline, None)
             live.refresh()
             return
         parts = diagnosis_html(r.diagnosis)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import formats as F
-from .._window import as_positive
+from .._checks import as_positive
 from ..i18n import t
 from ..plots.common import ZONE_COLORS, pow2_label
 from ..plots.formats import ThresholdData, draw_thresholds, update_thresholds

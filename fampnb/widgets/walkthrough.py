@@ -1,7 +1,7 @@
 """The article's three-step NaN decision chain, as a walkthrough widget (notebook 04).
 
 The chain itself is pure and lives in ``fampnb.chain`` (``walk_chain``, ``ChainResult``,
-``CHECKLIST``; re-exported here).  ``make_walkthrough()`` puts the chain behind controls, and
+``CHECKLIST``): import it from there.  ``make_walkthrough()`` puts the chain behind controls, and
 adds a generator of synthetic training logs (``fampnb.scenarios.synthetic_log``) whose lines are
 shown, diagnosed with ``fampnb.diagnose`` and used to fill in the chain's answers.
 """
@@ -15,8 +15,7 @@ from ..chain import (CHECKLIST, LINES, LOG_KINDS, LOG_STYLES, NAN_WHEN, ChainRes
                      answers_from_diagnosis, checklist, generate_log, walk_chain)
 from ..i18n import t
 
-__all__ = ["CHECKLIST", "LINES", "NAN_WHEN", "LOG_KINDS", "LOG_STYLES", "ChainResult", "walk_chain",
-           "answers_from_diagnosis", "generate_log", "make_walkthrough"]
+__all__ = ["make_walkthrough"]
 
 # --- the widget -----------------------------------------------------------------------------
 

@@ -1,10 +1,13 @@
-"""Notebook 06 (no widget): the probe runs in JupyterLab (CPU here, labelled) without errors."""
+"""Notebook 06 (no widget): the probe runs in JupyterLab (CPU here, labelled) without errors.
+
+It needs torch (the notebook's device tables come from it): without torch it skips, naming how to
+enable it, before JupyterLab opens the notebook (the ``torch`` mark, see tests/conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.torch]
 
 NOTEBOOK = "06-gpu-probe.ipynb"
 STEM = NOTEBOOK.removesuffix(".ipynb")

@@ -4,9 +4,9 @@ For the IEEE-like input dtypes float16, bfloat16, float32 and float64, the zone 
 after a cast depends only on its magnitude, and the cast is monotone in the magnitude, whose bit
 pattern (sign bit cleared) orders like an unsigned integer.  So each zone boundary is one unsigned
 threshold, found once per (input dtype, target dtype) by bisection with *real* scalar casts (so the
-library's own rounding, including ml_dtypes' float64 -> float32 -> bf16/fp8 double rounding, is
-what is mirrored), and classification is a few integer comparisons per element, done in
-cache-sized chunks.  Other 1- and 2-byte input dtypes use a lookup table built from real casts of
+installed library's own rounding is what is mirrored: the float64 -> float32 -> bf16/fp8 double
+rounding of ml_dtypes up to 0.6 as well as the single rounding of 0.7.0 and later), and
+classification is a few integer comparisons per element, done in cache-sized chunks.  Other 1- and 2-byte input dtypes use a lookup table built from real casts of
 all their codes; anything else is classified by casting everything (slow, exact).  Zone codes are
 the integers of ``Zone`` (defined here, exported by ``fampnb.formats``): NAN 0, OVERFLOW 1,
 NORMAL 2, SUBNORMAL 3, UNDERFLOW 4, ZERO 5; a code is ``5 - (number of thresholds <= |bits|)``.

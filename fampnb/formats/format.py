@@ -2,9 +2,9 @@
 
 Limits come from ``numpy.finfo`` / ``ml_dtypes.finfo`` and from real casts, never typed in.
 ``Format.classify`` agrees with the real cast ``x.astype(fmt.dtype)`` for every input of the
-input's own dtype.  Note that ml_dtypes converts float64 to bf16/fp8 *through float32* (two
-roundings) while numpy converts float64 to float16 directly; the cast is the reference, so this
-module mirrors the library.
+input's own dtype.  The cast is the reference, so this module mirrors the installed library:
+numpy converts float64 to float16 directly (one rounding); ml_dtypes up to 0.6 converts float64 to
+bf16/fp8 *through float32* (two roundings), and 0.7.0 (2026-11) directly (one rounding).
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from . import _bits, _window, _zones
-from ._bits import Bits
-from ._window import ScaleWindow
-from ._zones import Zone
+from .. import _checks
+from . import bits as _bits
+from . import window as _window
+from . import zones as _zones
+from .bits import Bits
+from .window import ScaleWindow
+from .zones import Zone
 
 __all__ = [
     "Zone", "Format", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FORMATS", "get", "judge",
@@ -61,8 +64,9 @@ class Format:
         """Zone code (``Zone`` values, int8 array of ``x``'s shape) of every element after the cast.
 
         Exact: agrees with the real cast ``x.astype(self.dtype)`` for every value of ``x``'s own
-        dtype, so a float64 input is judged as ml_dtypes converts it (through float32, two
-        roundings, for bf16/fp8) and as numpy does (directly, one rounding, for fp16).  float16,
+        dtype, so a float64 input is judged as the installed ml_dtypes converts it to bf16/fp8
+        (through float32, two roundings, up to 0.6; directly from 0.7.0) and as numpy does to
+        fp16 (directly, one rounding).  float16,
         bfloat16, float32 and float64 inputs are classified on the bit pattern against thresholds
         found with real casts (a few integer compares per element, in cache-sized chunks; extra
         memory is the int8 result, a copy for non-contiguous input); other 1-2 byte float dtypes
@@ -96,15 +100,15 @@ class Format:
         """Everything a bit explorer shows about ``value`` after the real cast to this format.
 
         ``value`` is taken as a float64 (a Python float) and cast the library's way (ml_dtypes
-        goes through float32 for bf16/fp8).  Subnormals and zero report the minimum exponent
-        ``1 - bias``.  Neighbours are those of the stored value in this format: beyond ``max``
-        comes inf (NaN for e4m3fn, which has no inf); for ±inf the neighbours are ±max and ±inf;
-        for NaN all derived numbers are NaN.  ``ulp`` is the gap from the stored value to the next
+        up to 0.6 goes through float32 for bf16/fp8, 0.7.0 and later directly).  Subnormals and
+        zero report the minimum exponent ``1 - bias``.  Neighbours are those of the stored value
+        in this format: beyond ``max`` comes inf (NaN for e4m3fn, which has no inf); for ±inf the
+        neighbours are ±max and ±inf; for NaN all derived numbers are NaN.  ``ulp`` is the gap from the stored value to the next
         larger magnitude (``min_subnormal`` at zero, NaN at inf/NaN); ``rel_error`` is
         ``|stored - value| / |value|`` computed exactly (0 for value 0, inf when a finite value
         overflows to inf, NaN when either side is NaN).
         """
-        return _bits.decompose(self, _window.as_float("value", value))
+        return _bits.decompose(self, _checks.as_float("value", value))
 
 
 def _make(name: str, dtype: Any) -> Format:
@@ -158,8 +162,8 @@ def judge(g_abs_max: float, scale: float, fmt: Format = FP16) -> tuple[float, st
     ``Format.classify`` for the exact picture.  Negative, NaN or infinite arguments raise
     ValueError naming the argument.
     """
-    g = _window.as_positive("g_abs_max", g_abs_max, zero_ok=True)
-    s = _window.as_positive("scale", scale, zero_ok=True)
+    g = _checks.as_positive("g_abs_max", g_abs_max, zero_ok=True)
+    s = _checks.as_positive("scale", scale, zero_ok=True)
     scaled = g * s
     if scaled > fmt.max:
         return scaled, "OVERFLOW"
@@ -181,8 +185,3 @@ def safe_scale_window(g_min: float, g_max: float, fmt: Format | str = FP16) -> S
     g_min <= 0, g_max < g_min, NaN or inf, naming the argument.
     """
     return _window.scale_window(g_min, g_max, get(fmt))
-
-
-for _cls in (Zone, Bits, ScaleWindow):  # documented and shown as part of this module
-    _cls.__module__ = __name__
-del _cls

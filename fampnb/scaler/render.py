@@ -19,7 +19,7 @@ import math
 from datetime import datetime, timedelta
 from typing import Any, Callable, Sequence
 
-from ._scaler_policies import DeepSpeedScaler, MegatronScaler, StaticScaler
+from .policies import DeepSpeedScaler, MegatronScaler, StaticScaler
 
 START = datetime(2024, 9, 11, 17, 52, 11, 320000)
 DS_PREFIX = "[{t}] [INFO] [{where}] "

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._zones import UINT, Zone, cast
+from .zones import UINT, Zone, cast
 
 if TYPE_CHECKING:
-    from .formats import Format
+    from .format import Format
 
 
 @dataclass(frozen=True)

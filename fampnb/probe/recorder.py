@@ -11,7 +11,7 @@ boundaries that are ties, such as fp16's 2**-25, are exclusive).  So the device 
 key ``k = floor(|bits| / 2**SHIFT) + ceil(|bits| / 2**SHIFT)`` (= 2*hi + [low bits != 0], 2**20 keys,
 sign dropped), computed from the fp32 bit pattern with five integer kernels and counted with one
 ``index_add_``; ``result()`` folds the keys into the ``(exponent, mantissa sub-bin)`` table of
-``fampnb._probe_hist`` with a host-side lookup table (per-format work happens there, once).
+``fampnb.probe.histogram`` with a host-side lookup table (per-format work happens there, once).
 
 On a small model the cost of a step is a handful of kernel launches, not arithmetic, so the recorder
 batches: each step's gradients are copied into the next slot of a persistent fp32 staging buffer (one
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ._probe_hist import (E_MAX, E_MIN, N_E, NO_TORCH_HINT, GradHistogram, _Layout, _layout,
+from .histogram import (E_MAX, E_MIN, N_E, NO_TORCH_HINT, GradHistogram, _Layout, _layout,
                           _next32, _resolve_formats, power_of_two_exponent)
 
 __all__ = ["GradHistogramRecorder", "grad_histogram"]

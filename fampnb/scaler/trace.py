@@ -19,14 +19,11 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import _scaler_loops as _loops
-from ._scaler_policies import (POLICIES, ApexScaler, DeepSpeedScaler, FairseqScaler, KerasScaler,
-                        MegatronScaler, Policy, SeedHalving, StaticScaler, TorchGradScaler)
-from .formats import FP16, Format, Zone, get
+from ..formats import FP16, Format, Zone, get
+from . import loops as _loops
+from .policies import POLICIES, Policy
 
-__all__ = ["Policy", "TorchGradScaler", "DeepSpeedScaler", "MegatronScaler", "FairseqScaler",
-           "ApexScaler", "KerasScaler", "SeedHalving", "StaticScaler", "POLICIES", "EVENTS",
-           "STYLES", "Row", "Trace", "simulate", "overflows"]
+__all__ = ["EVENTS", "STYLES", "Row", "Trace", "simulate", "overflows", "halvings"]
 
 #: values of ``Row.event``
 EVENTS: tuple[str | None, ...] = ("backoff", "growth", "hysteresis", "min-scale", None)
@@ -55,7 +52,7 @@ def overflows(fmt: Format = FP16) -> Callable[[float], bool]:
     """A predicate ``f(x) -> bool``: does ``x`` (float64) round to inf/NaN in ``fmt``'s real cast?
 
     Exact: far from the threshold it compares, within 2**-20 of it (where the cast's double
-    rounding through float32, used by ml_dtypes for bf16/fp8, can matter) it asks
+    rounding through float32, used for bf16/fp8 by ml_dtypes up to 0.6, can matter) it asks
     ``Format.classify``.  NaN and inf inputs overflow.
     """
     thr = float(fmt.overflow_threshold)
@@ -132,8 +129,8 @@ class Trace:
         ``global_batch_size`` (64), ``steps_per_epoch`` (1000), ``start`` (datetime of step 1),
         ``seconds_per_step`` (2.0), ``show_scale`` (user-loop styles), ``nan_inf_filter``
         ("hf": the Trainer's default NaN hiding; False here).  The LR advances only on applied
-        steps.  See ``fampnb._scaler_render``."""
-        from . import _scaler_render as _render
+        steps.  See ``fampnb.scaler.render``."""
+        from . import render as _render
 
         return _render.render(self, style or self.policy.style, loss=loss,
                               log_interval=log_interval, **options)

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .formats import BF16, FP8_E4M3, FP8_E5M2, FP16, FP32, Format
+from ..formats import BF16, FP8_E4M3, FP8_E5M2, FP16, FP32, Format
+from .device import _label, _no_torch, _torch, measurement_label, resolve_device
 
 #: the stack difference documented in shared/reference/float-formats.md §2
 E4M3_SATURATION_NOTE = (
@@ -234,3 +235,31 @@ def flush_summary(rows: list[dict[str, Any]]) -> dict[str, bool | None]:
         flushed = r["device_result"] == 0.0 and r["model_result"] != 0.0
         out[key] = bool(out.get(key)) or flushed
     return out
+
+
+def cast_checks(device: Any = None) -> dict[str, Any]:
+    """Boundary casts and fp16/bf16/fp32 arithmetic on the device, next to the exact model.
+
+    ``rows``: dicts with ``kind`` ("cast", "product", "reduction", "subnormal"), ``label``,
+    ``value`` (the fp32 input), ``dtype``, ``device_result``, ``model_result``, ``agree``,
+    ``documented`` (a disagreement explained by a documented stack difference: torch >= 2.12
+    saturates e4m3fn overflow to ±448 where ml_dtypes gives NaN) and ``note``.
+    ``flushes_subnormals``: per dtype, whether the device flushed a subnormal the model keeps.
+    ``disagreements``: labels of rows that disagree and are not documented.  Without torch, the
+    rows carry the model's predictions and ``device_result`` None.
+    """
+    torch = _torch()
+    if torch is None:
+        rows = cast_rows(None, None) + arithmetic_rows(None, None)
+        return _no_torch(rows=rows, flushes_subnormals=flush_summary(rows),
+                         disagreements=[], documented=[])
+    dev = resolve_device(device)
+    rows = cast_rows(torch, dev) + arithmetic_rows(torch, dev)
+    label = _label(dev)
+    return {
+        "device": label, "available": True, "measurement": measurement_label(label),
+        "torch": torch.__version__, "rows": rows,
+        "flushes_subnormals": flush_summary(rows),
+        "disagreements": [r["label"] for r in rows if r["agree"] is False and not r["documented"]],
+        "documented": [r["label"] for r in rows if r["documented"]],
+    }

@@ -1,4 +1,4 @@
-"""``safe_scale_window``: the loss scales a gradient range tolerates (internal to ``formats``)."""
+"""``safe_scale_window``: the loss scales a gradient range tolerates (internal to ``fampnb.formats``)."""
 
 from __future__ import annotations
 
@@ -8,26 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._checks import as_positive
+
 if TYPE_CHECKING:
-    from .formats import Format
-
-
-def as_float(arg: str, value: Any) -> float:
-    """``float(value)``, or ValueError naming ``arg``."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{arg} must be a number, got {value!r}") from None
-
-
-def as_positive(arg: str, value: Any, zero_ok: bool = False) -> float:
-    """``float(value)`` when finite and > 0 (>= 0 with ``zero_ok``), else ValueError naming
-    ``arg`` (magnitudes, scales and gradient bounds are all checked this way)."""
-    v = as_float(arg, value)
-    if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
-        raise ValueError(f"{arg} must be a finite number {'>=' if zero_ok else '>'} 0, "
-                         f"got {value!r}")
-    return v
+    from .format import Format
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def row_differences(rows: list[dict[str, Any]],
     """The rows whose ``device_result`` differs from the same row of ``other_rows`` (matched by
     kind, dtype and label; NaN equals NaN, the sign of zero counts), each with the other value.
     Rows missing on either side, or without a device result, are not compared."""
-    from ._probe_casts import _same
+    from .casts import _same
 
     other = {(r["kind"], r["dtype"], r["label"]): r["device_result"] for r in other_rows}
     out = []

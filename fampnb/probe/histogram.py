@@ -8,7 +8,7 @@ rounds to zero in a target format is decided by comparing it with three exact th
 exponent larger, or equal with ``m`` at least the threshold's mantissa".  So one table of counts
 indexed by (exponent, mantissa sub-bin), whose sub-bin cuts are exactly the thresholds' mantissas,
 gives the exact zone counts at every power-of-two scale, and the slider's histogram is the same
-table shifted by ``k`` bins.  The table is filled on the device by ``fampnb._probe_record`` (no host
+table shifted by ``k`` bins.  The table is filled on the device by ``fampnb.probe.recorder`` (no host
 copy until it is read) or with numpy by ``GradHistogram.from_array``.
 
 Semantics: ``g * S`` is taken in exact arithmetic (equal to the fp32 product whenever that product
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ._window import as_positive
-from .formats import BF16, FP8_E4M3, FP8_E5M2, FP16, Format, Zone, get
+from .._checks import as_positive
+from ..formats import BF16, FP8_E4M3, FP8_E5M2, FP16, Format, Zone, get
 
 __all__ = ["GradHistogram", "DEFAULT_FORMATS", "power_of_two_exponent", "NO_TORCH_HINT"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from ._scaler_policies import (DS_MIN_SCALE_MSG, F32_MAX, F32_TINY, FAIRSEQ_MIN_SCALE_MSG,
+from .policies import (DS_MIN_SCALE_MSG, F32_MAX, F32_TINY, FAIRSEQ_MIN_SCALE_MSG,
                                ApexScaler, DeepSpeedScaler, FairseqScaler, KerasScaler,
                                MegatronScaler, Policy, SeedHalving, StaticScaler, TorchGradScaler,
                                _pow2, f32)
