@@ -360,3 +360,67 @@ def test_zh_checked_outputs_have_the_english_numbers(tool, path):
     assert en.keys() == zh.keys()
     for cid in en:
         assert en[cid] == zh[cid], f"zh/{path.name} cell {cid}: the numbers differ from English"
+
+
+# -- the log doctor --------------------------------------------------------------------------
+def test_doctor_texts_have_both_languages():
+    from fampnb import localize
+    from fampnb.messages import doctor_zh
+
+    en = localize.doctor_texts()
+    assert en.ADVICE.keys() == doctor_zh.ADVICE.keys()
+    for verdict, items in en.ADVICE.items():
+        assert len(items) == len(doctor_zh.ADVICE[verdict]), verdict   # the article's order
+    assert en.CAVEATS.keys() == doctor_zh.CAVEATS.keys()
+    assert en.FRAMEWORK_HINTS.keys() == doctor_zh.FRAMEWORK_HINTS.keys()
+    for key, text in en.CAVEATS.items():
+        assert _fields(text) == _fields(doctor_zh.CAVEATS[key]), key
+    for e, z in doctor_zh.REASONS:
+        assert _fields(e) == _fields(z), e
+
+
+def _shipped_and_heldout_logs() -> list[Path]:
+    return (sorted((ROOT / "fampnb" / "data" / "real-logs").glob("*.log"))
+            + sorted((ROOT / "tests" / "data").rglob("*.log")))
+
+
+def test_doctor_speaks_chinese_on_every_real_log():
+    """Every reason, advice and caveat the doctor gives on the shipped and held-out real logs has
+    its Chinese text (a new rule's text without one fails here)."""
+    from fampnb import diagnose, localize, logs
+
+    missing = {}
+    for path in _shipped_and_heldout_logs():
+        d = diagnose.diagnose(logs.parse(str(path)))
+        for text in localize.untranslated(d, "zh"):
+            missing.setdefault(text[:120], path.name)
+    assert not missing, f"doctor texts without a Chinese translation: {missing}"
+
+
+def test_localize_keeps_codes_and_numbers(tmp_path):
+    from fampnb import diagnose, localize, logs
+
+    d = diagnose.diagnose(logs.parse(str(ROOT / "fampnb/data/real-logs/apex_apex_834.log")))
+    assert localize.localize(d) is d                               # English: untouched
+    with i18n.language("zh"):
+        z = localize.localize(d)
+    assert z.verdict == d.verdict and z.evidence == d.evidence and z.backoffs == d.backoffs
+    assert z.reason != d.reason and "尺度" in z.reason
+    assert "65536" in z.reason and "0.5" in z.reason and "17" in z.reason   # numbers carried over
+    assert [a != b for a, b in zip(z.advice, d.advice)] == [True] * len(d.advice)
+    assert localize.translate("a text the doctor never wrote", "zh") == "a text the doctor never wrote"
+
+
+def test_doctor_cli_in_chinese_and_json_unchanged(run_cli, monkeypatch):
+    log = str(ROOT / "fampnb/data/real-logs/deepspeed_Chinese-LLaMA-Alpaca_534.log")
+    en, zh = run_cli("doctor", log), run_cli("doctor", "--lang", "zh", log)
+    assert en.returncode == zh.returncode == 0
+    assert "verdict:" in en.stdout and "判定：" in zh.stdout and "先动的开关：" in zh.stdout
+    assert "verdict:" not in zh.stdout and "reason:" not in zh.stdout
+    monkeypatch.setenv("FAMPNB_LANG", "zh")
+    assert run_cli("doctor", log).stdout == zh.stdout
+    assert run_cli("doctor", "--json", log).stdout == run_cli("doctor", "--json", "--lang", "en",
+                                                              log).stdout
+    monkeypatch.delenv("FAMPNB_LANG")
+    assert run_cli("doctor", "--json", log).stdout == run_cli("doctor", "--json", "--lang", "zh",
+                                                              log).stdout

@@ -100,6 +100,9 @@ def _as_list(x: Any) -> list[Any]:
 
 def diagnosis_html(d: Any, max_evidence: int = 8) -> dict[str, str]:
     """HTML snippets of a ``Diagnosis``: ``verdict``, ``advice``, ``evidence`` (escaped)."""
+    from ..localize import localize
+
+    d = localize(d)   # reason, advice, caveats in the current language
     colour = {"healthy": "#2e7d32", "overflow": "#c62828", "data": "#6a1b9a",
               "no-scaler": "#ef6c00", "unknown": "#555555"}.get(str(d.verdict), "#333")
     fw = getattr(d, "framework", None)

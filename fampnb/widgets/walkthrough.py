@@ -50,6 +50,9 @@ def _pre(lines: list[str], focus: int | None = None) -> str:
 
 
 def _diag_html(d: Any) -> str:
+    from ..localize import localize
+
+    d = localize(d)
     adv = getattr(d, "advice", None) or []
     adv = [adv] if isinstance(adv, str) else list(adv)
     ev = getattr(d, "evidence", None) or []
