@@ -424,3 +424,17 @@ def test_doctor_cli_in_chinese_and_json_unchanged(run_cli, monkeypatch):
     monkeypatch.delenv("FAMPNB_LANG")
     assert run_cli("doctor", "--json", log).stdout == run_cli("doctor", "--json", "--lang", "zh",
                                                               log).stdout
+
+
+@pytest.mark.parametrize("path", ENGLISH, ids=ids)
+def test_zh_notebooks_pass_the_english_notebooks_file_checks(tool, path):
+    """What a reader on GitHub or Colab gets from a stored zh notebook: no stored errors, no
+    machine paths, checked cells with outputs, a clean kernelspec, no widget state."""
+    import test_notebooks as tn
+
+    zh_path = tool.ZH_DIR / path.name
+    tn.test_no_stored_errors(zh_path)
+    tn.test_no_absolute_or_parent_paths(zh_path)
+    tn.test_has_checked_key_numbers_with_stored_outputs(zh_path)
+    tn.test_kernelspec_and_no_widget_state(zh_path)
+    tn.test_widget_cells_are_never_checked(zh_path)
