@@ -39,10 +39,11 @@ def repo_url() -> str:
     return meta["urls"]["Repository"].rstrip("/")
 
 
-def badge_source(nb_path: Path, url: str) -> str:
+def badge_source(nb_path: Path, url: str, folder: str = "notebooks",
+                 alt: str = "Open In Colab") -> str:
     slug = url.split("github.com/", 1)[1]
-    colab = f"https://colab.research.google.com/github/{slug}/blob/main/notebooks/{nb_path.name}"
-    return (f"{MARKER}\n[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+    colab = f"https://colab.research.google.com/github/{slug}/blob/main/{folder}/{nb_path.name}"
+    return (f"{MARKER}\n[![{alt}](https://colab.research.google.com/assets/colab-badge.svg)]"
             f"({colab})")
 
 
@@ -127,10 +128,7 @@ def source_hash(source: str) -> str:
 
 
 def zh_badge_source(en_path: Path, url: str) -> str:
-    slug = url.split("github.com/", 1)[1]
-    colab = f"https://colab.research.google.com/github/{slug}/blob/main/notebooks/zh/{en_path.name}"
-    return (f"{MARKER}\n[![在 Colab 中打开](https://colab.research.google.com/assets/colab-badge.svg)]"
-            f"({colab})")
+    return badge_source(en_path, url, "notebooks/zh", "在 Colab 中打开")
 
 
 def zh_setup_source(url: str, gpu: bool) -> str:
