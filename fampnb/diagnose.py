@@ -125,4 +125,6 @@ def diagnose(events: Iterable[Event], precision: str | None = None) -> Diagnosis
     acc = Accumulator()
     for ev in events:
         acc.feed(ev)
-    return acc.finish(precision)
+    from fampnb.localize import localize   # reason/advice/caveats in the chosen language
+
+    return localize(acc.finish(precision))

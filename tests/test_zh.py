@@ -22,6 +22,7 @@ from fampnb.messages import en as msg_en
 from fampnb.messages import zh as msg_zh
 
 NB_DIR = ROOT / "notebooks"
+CJK_RE = __import__("re").compile(r"[\u4e00-\u9fff]")
 ENGLISH = sorted(NB_DIR.glob("[0-9][0-9]-*.ipynb"))
 ids = [p.name for p in ENGLISH]
 
@@ -400,10 +401,13 @@ def test_doctor_speaks_chinese_on_every_real_log():
 def test_localize_keeps_codes_and_numbers(tmp_path):
     from fampnb import diagnose, localize, logs
 
-    d = diagnose.diagnose(logs.parse(str(ROOT / "fampnb/data/real-logs/apex_apex_834.log")))
+    path = str(ROOT / "fampnb/data/real-logs/apex_apex_834.log")
+    d = diagnose.diagnose(logs.parse(path))
     assert localize.localize(d) is d                               # English: untouched
     with i18n.language("zh"):
         z = localize.localize(d)
+        assert diagnose.diagnose(logs.parse(path)) == z            # diagnose() speaks it too
+        assert localize.localize(z) == z                           # and twice is once
     assert z.verdict == d.verdict and z.evidence == d.evidence and z.backoffs == d.backoffs
     assert z.reason != d.reason and "尺度" in z.reason
     assert "65536" in z.reason and "0.5" in z.reason and "17" in z.reason   # numbers carried over
@@ -419,11 +423,14 @@ def test_doctor_cli_in_chinese_and_json_unchanged(run_cli, monkeypatch):
     assert "verdict:" not in zh.stdout and "reason:" not in zh.stdout
     monkeypatch.setenv("FAMPNB_LANG", "zh")
     assert run_cli("doctor", log).stdout == zh.stdout
-    assert run_cli("doctor", "--json", log).stdout == run_cli("doctor", "--json", "--lang", "en",
-                                                              log).stdout
+    js_zh = json.loads(run_cli("doctor", "--json", log).stdout)
     monkeypatch.delenv("FAMPNB_LANG")
-    assert run_cli("doctor", "--json", log).stdout == run_cli("doctor", "--json", "--lang", "zh",
-                                                              log).stdout
+    js_en = json.loads(run_cli("doctor", "--json", log).stdout)
+    assert js_en == json.loads(run_cli("doctor", "--json", "--lang", "en", log).stdout)
+    assert js_zh.keys() == js_en.keys()                      # --json keys stay English
+    same = {k for k in js_en if k not in ("reason", "advice", "caveats", "first_switch")}
+    assert {k: js_zh[k] for k in same} == {k: js_en[k] for k in same}   # codes, numbers, lines
+    assert js_zh["reason"] != js_en["reason"] and CJK_RE.search(js_zh["reason"])
 
 
 @pytest.mark.parametrize("path", ENGLISH, ids=ids)

@@ -69,7 +69,7 @@ def _decay(nb: Any) -> None:
     twin.sync_from_kernel()
     twin.wait_matches()
     before = float(twin.kernel_value("init_scale"))
-    assert twin.step("init_scale", twin.press("init_scale", "ArrowLeft")) == before / 2
+    assert twin.step("init_scale", twin.press("init_scale", "ArrowLeft")) == pytest.approx(before / 2)
 
 
 def _walkthrough(nb: Any) -> None:
