@@ -35,18 +35,18 @@ def parse_value(text: str, fmt: Any = None) -> float:
     """Read what a reader typed: a decimal (``65504``, ``1e-8``, ``-3.5``, ``inf``, ``nan``), a
     power of two (``2**-20``, ``2^-20``, ``3*2**-20``, ``-2**15``), or a bit pattern ``0x...`` of
     ``fmt`` (decoded by ``Format.decode``).  ValueError with a hint for anything else."""
-    txt = str(text).strip().replace("_", "").replace("−", "-").replace(" ", "")
-    if not txt:
+    t = str(text).strip().replace("_", "").replace("−", "-").replace(" ", "")
+    if not t:
         raise ValueError("empty value: type a number such as 65504, 1e-8, 2**-20 or 0x3c00")
-    if txt.lower().startswith("0x"):
+    if t.lower().startswith("0x"):
         if fmt is None:
             raise ValueError("a bit pattern 0x... needs a format")
         try:
-            code = int(txt, 16)
+            code = int(t, 16)
         except ValueError:
             raise ValueError(f"{text!r} is not a hexadecimal bit pattern") from None
         return F.get(fmt).decode(code)
-    m = _POW.match(txt)
+    m = _POW.match(t)
     if m:
         sign, mult, exp = m.groups()
         k = int(exp)
@@ -55,7 +55,7 @@ def parse_value(text: str, fmt: Any = None) -> float:
         v = math.ldexp(float(mult) if mult else 1.0, k)
         return -v if sign == "-" else v
     try:
-        return float(txt)
+        return float(t)
     except ValueError:
         raise ValueError(f"could not read {text!r} as a number: type e.g. 65504, 1e-8, 2**-20, "
                          "-3.5 or 0x3c00") from None
