@@ -24,12 +24,7 @@ __all__ = ["localize", "translate", "untranslated", "doctor_texts"]
 
 def doctor_texts() -> Any:
     """The doctor's English text module (``ADVICE``, ``CAVEATS``, ``FRAMEWORK_HINTS``)."""
-    for name in ("fampnb.diagnose._text", "fampnb._diagtext"):
-        try:
-            return importlib.import_module(name)
-        except ModuleNotFoundError:
-            continue
-    raise ModuleNotFoundError("the log doctor's texts (fampnb.diagnose._text)")
+    return importlib.import_module("fampnb.diagnose._text")
 
 
 def _pattern(template: str) -> re.Pattern[str]:

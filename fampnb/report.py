@@ -8,7 +8,7 @@ first switch to turn, caveats) or, with ``--json``, one JSON object per line per
 what the log does not say.  Files over ~50 MB show progress on stderr.
 
 Exit status: 0 when every file was read; 2 on a usage error or when a file could not be read
-(missing, a directory, no permission, a truncated gzip), with one line on stderr per problem and
+(missing, a directory, no permission), with one line on stderr per problem and
 never a traceback.  The files that could be read are still reported.
 """
 
@@ -137,7 +137,7 @@ class _Progress:
 
 
 def _diagnose_file(name: str, precision: str | None) -> Diagnosis:
-    from fampnb._logscan import scan
+    from fampnb.logs import scan
 
     if name == "-":
         events = scan(sys.stdin.buffer)
@@ -153,6 +153,10 @@ def _diagnose_file(name: str, precision: str | None) -> Diagnosis:
 
 
 def _why(exc: BaseException) -> str:
+    from fampnb.logs import MissingExtra
+
+    if isinstance(exc, MissingExtra):
+        return str(exc)
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror.lower() if isinstance(exc, IsADirectoryError) else exc.strerror
     if isinstance(exc, (EOFError, zlib.error)) or type(exc).__name__ == "BadGzipFile":

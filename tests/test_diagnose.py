@@ -6,6 +6,7 @@ import importlib.util
 import io
 import json
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -482,3 +483,56 @@ def test_precision_line_is_evidence_only_where_it_decides():
     assert d.evidence[0].line_no == 1
     d = lines_diag([cfg, "{'loss': 2.0, 'grad_norm': 1.0}", "{'loss': 1.9, 'grad_norm': 1.0}"])
     assert d.verdict == "healthy" and 1 not in [e.line_no for e in d.evidence]
+
+
+# ---- the chain: every named check decides some log ----------------------------------------------
+_HF = "{{'loss': {:.3f}, 'grad_norm': 0.5}}"
+_HELD = Path(__file__).parent / "data"
+#: for each check of the chain: lines it decides, or a held-out file it decides, and the verdict
+CHAIN_CASES = {
+    "min-scale-error": ("heldout7/icefall-amp_ZipVoice_17.log", "overflow"),
+    "failed-backoffs": ("heldout/apex_apex_715.log", "overflow"),
+    "stuck-at-floor": ("heldout/deepspeed_DeepSpeed_697.log", "overflow"),
+    "skipping-at-floor": ([_HF.format(2.0 - i / 100) for i in range(5)]
+                          + ["[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 2, "
+                             "reducing to 1"] + [_HF.format(1.9 - i / 100) for i in range(4)]
+                          + ["Gradient overflow, skipping update"] * 3, "overflow"),
+    "skipping-forever": ([f"[Rank 0] step={s}, skipped={max(0, s - 100)}, lr=[1e-05]"
+                          for s in range(10, 400, 10)], "overflow"),
+    "silent-skips-into-nan": ("heldout4/hf-trainer_LlamaFactory_4202.log", "overflow"),
+    "lasting-nan": ("heldout/lightning_RePlay_90.log", "no-scaler"),
+    "scale-below-one": ("heldout3/guided-diffusion_SegDiff_20.log", "overflow"),
+    "silent-scaler-stuck": ([f"{{'loss': 2.5, 'grad_norm': nan, 'epoch': {i / 100:.2f}}}"
+                             for i in range(30)], "overflow"),
+    "api-misuse": ([_HF.format(2.0), "ValueError: Attempting to unscale FP16 gradients."],
+                   "unknown"),
+    "nonfinite-grad-error": (["epoch 001 | loss 2.0 | num_updates 10",
+                              "epoch 001 | loss 1.9 | num_updates 20",
+                              "FloatingPointError: gradients are Nan/Inf"], "no-scaler"),
+    "error-ends-log": ("heldout7/fairseq-fp32_fairseq_2089.log", "unknown"),
+    "unheld-backoff": ("heldout/fairseq_NeuralSpeech_45.log", "unknown"),
+    "bad-grad-jump-at-end": ("heldout3/ms-swift_ms-swift_2436.log", "unknown"),
+    "no-records": (["Epoch 1: starting", "done"], "unknown"),
+    "healthy": ([_HF.format(2.0 - i / 100) for i in range(20)], "healthy"),
+}
+
+
+def test_the_chain_is_an_ordered_list_of_named_checks():
+    from fampnb.diagnose._checks import CHECKS
+
+    assert [name for name, _ in CHECKS] == list(CHAIN_CASES)
+    assert CHECKS[-1][0] == "healthy"
+
+
+@pytest.mark.parametrize("name", list(CHAIN_CASES))
+def test_each_check_decides_its_case(name):
+    source, verdict = CHAIN_CASES[name]
+    d = diagnose(logs.parse(_HELD / source if isinstance(source, str) else source))
+    assert (d.check, d.verdict) == (name, verdict), d.reason
+
+
+def test_an_unknown_with_no_records_says_what_it_found_and_needs():
+    d = diagnose(logs.parse(["Epoch 1: starting", "step 3 done", "grad_norm: 0.5"]))
+    assert d.check == "no-records" and d.verdict == "unknown"
+    assert "0 event(s) read" in d.reason and "roles seen: none" in d.reason
+    assert "would need to show the loss per step" in d.reason

@@ -93,10 +93,11 @@ def test_empty_garbage_non_utf8_crlf(run_cli, tmp_path):
 def test_truncated_gzip(run_cli, tmp_path):
     p = tmp_path / "run.log.gz"
     p.write_bytes(gzip.compress(b"{'loss': 1.0, 'grad_norm': 0.5}\n" * 50000)[:-100])
-    r = run_cli("doctor", str(p))
-    assert r.returncode == 2
-    assert_one_clean_line(r.stderr)
-    assert "gzip" in r.stderr
+    r = run_cli("doctor", "--json", str(p))
+    assert r.returncode == 0, r.stderr       # read up to the cut: a verdict, with a caveat
+    row = json.loads(r.stdout)
+    assert row["verdict"] == "healthy" and row["events_read"] > 1000
+    assert any("cut short" in c for c in row["caveats"])
 
 
 def test_gzip_and_long_line(run_cli, tmp_path):

@@ -88,6 +88,11 @@ CAVEATS: dict[str, str] = {
     "inferred-fp16": (
         "日志没有说明精度；推断为 fp16：一条梯度范数非有限的记录让一直在变的学习率停在原处，"
         "说明这一步被跳过了，而只有 fp16 的缩放器会这样做。如果不对，请用 --precision 给出精度。"),
+    "truncated": (
+        "文件被截断了（一个提前结束的压缩日志）：判定依据截断之前的行；之后发生了什么无从得知。"),
+    "ranks-disagree": (
+        "各 rank 不一致：rank {bad} 出现 NaN loss，rank {good} 没有；判定把所有 rank 当作一次训练来读"
+        "（只有一个 rank 出 NaN，问题指向它的数据分片或它的设备）。"),
     "misuse": (
         "日志里有 API 误用错误（例如 fp16 参数配 GradScaler、unscale_/step 调用了两次、用融合优化器"
         "做梯度裁剪）：先修正调用顺序（unscale_ 在 clip_grad_norm_ 之前，每次迭代一次 step() 和一次 "
@@ -166,6 +171,16 @@ REASONS: list[tuple[str, str]] = [
     ("no training records recognised (loss, loss scale, overflow lines)",
      "没有识别出任何训练记录（loss、尺度、overflow 行）"),
     ("no NaN, no failure signature", "没有 NaN，也没有失败的迹象"),
+    ("no training records recognised: {n} event(s) read, {losses} finite loss record(s), roles "
+     "seen: {roles}", "没有识别出任何训练记录：读到 {n} 个事件、{losses} 条有限的 loss 记录，见到的角色：{roles}"),
+    ("none", "无"),
+    ("to decide, the log would need to show the loss per step (with its step), the loss scale or "
+     "the framework's overflow lines, and the precision",
+     "要做判断，日志需要给出每一步的 loss（带步数）、尺度或框架的 overflow 行，以及精度"),
+    ("NaN appears mid-run at step {step} (line {line}) with the printed loss scale at {scale}, "
+     "below 1: the scaler has halved it away on overflowing steps",
+     "训练中途第 {step} 步（第 {line} 行）出现 NaN，打印出的尺度是 {scale}、低于 1：缩放器在上溢的步上"
+     "把它一路减半没了"),
     # clauses of composite reasons
     ("the loss scale holds at {scale}", "尺度稳定在 {scale}"),
     ("the scale holds at {scale}", "尺度稳定在 {scale}"),

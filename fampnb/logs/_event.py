@@ -6,12 +6,12 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from fampnb._lognum import NUM
+from fampnb.logs._num import NUM
 
 __all__ = ["Event", "LineState", "jsonable", "KINDS", "MAX_TEXT", "NUM"]
 
 #: event kinds, as in DESIGN.md
-KINDS = ("backoff", "hysteresis", "growth", "skip", "loss", "nan", "fatal", "scale")
+KINDS = ("backoff", "hysteresis", "growth", "skip", "loss", "nan", "fatal", "scale", "note")
 #: characters of the line kept in ``Event.text``
 MAX_TEXT = 400
 
@@ -31,7 +31,7 @@ class Event:
     the line states, ``epoch`` the (fractional) epoch an HF Trainer record names, ``scale_log2`` the
     base-2 logarithm of ``scale_after`` where the line prints the scale as one (``lg_loss_scale``:
     it keeps the size of a scale below or above the float range, where ``scale_after`` reads 0.0
-    or inf).
+    or inf).  ``rank`` is the rank a prefix names (``[rank3]:``, ``[RANK 0]``, ``[R0]``).
     """
 
     line_no: int
@@ -50,6 +50,7 @@ class Event:
     precision: str | None = None
     epoch: float | None = None
     scale_log2: float | None = None
+    rank: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         """JSON-safe dict: non-finite floats become the strings ``"nan" "inf" "-inf"``."""
@@ -82,6 +83,8 @@ class LineState:
     head: tuple[str, int] | None = None  # a line that ends inside a record's wording (wrapped)
     total_step: int | None = None       # step named by the last line with a total-loss field
     hf_lr: tuple[float | None, float | None] = (None, None)   # the last two HF learning rates
+    epoch: int | None = None            # the last ``Epoch N`` a line named
+    header: tuple[str, list[str]] | None = None   # a CSV/TSV/table header row: (delimiter, names)
 
 
 def _f(text: str) -> float:

@@ -1,8 +1,9 @@
-"""The doctor's rules: a one-pass, bounded-memory accumulator over ``Event`` records.
+"""What the doctor remembers of a log: a one-pass, bounded-memory accumulator over ``Event`` records.
 
-``Accumulator.feed(event)`` updates counters and the current run of backoffs; ``finish()`` decides
-the verdict from the principles in ``reference/loss-scalers.md`` section 7 (see
-``fampnb.diagnose``).  Memory is bounded: series are thinned, runs and evidence are capped.
+``Accumulator.feed(event)`` updates counters and the current run of backoffs; ``close()`` ends
+the input; the named checks of ``fampnb.diagnose._checks`` then decide from what it holds (the
+principles of ``reference/loss-scalers.md`` section 7, see ``fampnb.diagnose``).  Memory is
+bounded: series are thinned, runs and evidence are capped.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from fampnb._logrules import Event
-from fampnb.diagnose import Diagnosis
+from fampnb.logs import Event
 
 EARLY_STEPS = 100          # a NaN at or before this step (or within 5% of the run) is "at the start"
 EARLY_EPOCH = 0.05         # ... or an HF record at or before this epoch (with no step counter)
@@ -25,6 +25,11 @@ CAP = 4096                 # points kept per plotted series
 TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overflow"})
 #: NaN messages that end a run (no step of their own): see ``_early``
 ENDING_RULES = frozenset({"tf-nan-loss", "anomaly"})
+
+
+def _pow2(x: float) -> bool:
+    """Is ``x`` a power of two (a scale a scaler set, not an average across a change)?"""
+    return x > 0 and math.isfinite(x) and math.frexp(x)[0] == 0.5
 
 
 class Thin:
@@ -90,6 +95,9 @@ def _early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = 
 class Accumulator:
     def __init__(self) -> None:
         self.n = 0
+        self.notes: dict[str, Event] = {}     # reader notes (``truncated``)
+        self.rank_nan: dict[int, bool] = {}   # rank -> has it shown a NaN loss
+        self.roles: set[str] = set()          # the record roles seen (for an ``unknown``)
         self.fw: Counter[str] = Counter()
         self.precision: str | None = None
         self.scaler_skip: Event | None = None   # a skipped step that only an fp16 scaler skips
@@ -106,6 +114,7 @@ class Accumulator:
         self.min_key = math.inf
         self.final_scale: float | None = None
         self.obs_scale: float | None = None
+        self.obs_same = 0                 # observations in a row at ``obs_scale``
         self.obs_values: set[float] = set()
         self.first_obs: Event | None = None
         self.rec_index = 0
@@ -150,7 +159,19 @@ class Accumulator:
 
     # ---- feeding ------------------------------------------------------------------------
     def feed(self, ev: Event) -> None:
+        if ev.kind == "note":
+            self.notes.setdefault(ev.rule, ev)
+            if ev.rule == "start" and self.rec_index == 0:
+                self.start_seen = True    # a start-up line before any record
+            return
         self.n += 1
+        for role, value in (("loss", ev.loss), ("grad norm", ev.grad_norm),
+                            ("loss scale", ev.scale_after), ("step", ev.step if ev.explicit else None)):
+            if value is not None:
+                self.roles.add(role)
+        if ev.rank is not None and ev.kind in ("loss", "nan") and len(self.rank_nan) < 1024:
+            bad = ev.kind == "nan" or (ev.loss is not None and not math.isfinite(ev.loss))
+            self.rank_nan[ev.rank] = self.rank_nan.get(ev.rank, False) or bad
         if ev.rule == "ds-counter-zero":
             # a skip counter at zero: no dynamic scaler has skipped a step so far (reference §7:
             # the counters family is evidence, unlike silence); after a NaN it says nothing
@@ -303,14 +324,16 @@ class Accumulator:
     def _observe(self, ev: Event) -> None:
         scale = ev.scale_after
         assert scale is not None
-        if ev.framework == "fairseq":
-            self.fairseq_avg = True     # interval averages: plotted, not read as backoffs
+        if ev.framework == "fairseq" and not (_pow2(scale) and (
+                self.obs_scale is None or _pow2(self.obs_scale))):
+            self.fairseq_avg = True     # an interval average: plotted, not read as a backoff
             self.traj.add((ev.step, ev.line_no, scale))
             return
         self.obs_values.add(scale) if len(self.obs_values) < 64 else None
         self.first_obs = self.first_obs or ev
         prev = self.obs_scale
         self.obs_scale = scale
+        self.obs_same = self.obs_same + 1 if prev == scale else 1
         if prev is not None and scale < prev:
             self._scaler(Event(ev.line_no, ev.step, "backoff", prev, scale, framework=ev.framework,
                                text=ev.text, rule="scale-drop", explicit=ev.explicit,
@@ -378,14 +401,14 @@ class Accumulator:
         self.rec_index += 1
 
     # ---- deciding -----------------------------------------------------------------------
-    def finish(self, precision: str | None) -> Diagnosis:
-        from fampnb._diagdecide import decide
-
+    def close(self, precision: str | None) -> str | None:
+        """End of the input: the open run is closed; returns the precision to decide with (the
+        one given, else the one stated, else fp16 where a step was skipped as only fp16's scaler
+        does)."""
         self._close()
         if not (precision or self.precision) and self.scaler_skip is not None:
-            # no precision given or stated, but a step was skipped as only fp16's scaler does
             self.precision, self.precision_ev = "fp16", self.scaler_skip
-        return decide(self, precision or self.precision)
+        return precision or self.precision
 
 
 __all__ = ["Accumulator", "Run", "Thin", "EARLY_STEPS", "EARLY_EPOCH", "NEAR_RECORDS",

@@ -1,5 +1,6 @@
-"""Record rules of the log reader: Megatron iteration lines, HF Trainer dicts, generic
-``loss:`` / ``grad_norm`` / ``loss scale`` fields (at most one record per segment).
+"""Record rules of the log reader: Megatron iteration lines (with their skip/NaN counters), HF
+Trainer dicts (with the frozen-learning-rate skip), and any other record in any notation
+(``fampnb.logs._notation`` + ``fampnb.logs._vocab``); at most one record per segment.
 
 Values are read with ``float()`` on matched digits; nothing is evaluated.
 """
@@ -9,10 +10,15 @@ from __future__ import annotations
 import math
 import re
 
-from fampnb._logevent import NUM as _NUM
-from fampnb._logevent import Event, LineState, _c, _f
+from fampnb.logs._event import NUM as _NUM
+from fampnb.logs._event import Event, LineState, _c, _f
+from fampnb.logs._notation import number, pairs
+from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role
+from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
+from fampnb.logs._vocab import record as vocab_record
 
-__all__ = ["records", "hf", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale"]
+__all__ = ["records", "hf", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale",
+           "LOG2_SCALE_KEYS"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
 _MEGATRON = _c(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
@@ -21,9 +27,6 @@ _MEGATRON = _c(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
 _MEG_FIELD = re.compile(r"\|\s*([A-Za-z][A-Za-z0-9 _\-()/]*?)\s*(?::\s*([^|]*?)|\s(?i:(" + _NUM
                         + r")))\s*(?=\||$)")
 _HF_FIELD = _c(r"'(loss|grad_norm|learning_rate|epoch|train_loss|eval_loss)':\s*(" + _NUM + ")")
-_GNORM = _c(r"\b(?:grad[_ ]?norm|gnorm)['\"]?(?:\s*[:=]\s*|\s+)(?:tensor\()?(" + _NUM + r")(?![\w.])")
-_SCALE_OBS = _c(r"(?:\bloss[ _]scale|grad scale)['\"]?\s*[:=]?\s*(" + _NUM + r")(?![\w.])")
-_LG_SCALE_OBS = _c(r"\b(?:lg|log2?)_loss_scale['\"]?\s*[:=]?\s*(" + _NUM + r")(?![\w.])")
 _FAIRSEQ_SUMMARY = re.compile(r"\| (?:train|valid|train_inner) \||^\| epoch \d+ \|")
 _GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d")
 
@@ -100,8 +103,16 @@ def hf(text: str, st: LineState, ev: object) -> None:
 
 
 def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -> None:
-    loss, total = _find_loss(low) if "loss" in low else (None, False)
+    """A record in any ``key <sep> value`` notation (``fampnb.logs._notation``), its fields given
+    roles by the vocabulary (``fampnb.logs._vocab``)."""
+    fields = pairs(low)
+    if not fields:
+        return
+    nums = {k: x for k, v in fields.items() if role(k) is not None and (x := _num(v)) is not None}
+    rec = vocab_record(nums)
+    loss = rec.get("loss")
     if loss is not None:
+        total = any(k in TOTAL_LOSS and role(k) == "loss" for k in nums)
         if total:
             st.total_step = step
         elif step is None and st.total_step is not None and st.total_step == st.step:
@@ -109,72 +120,35 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
             # of the same step (Caffe, tf-faster-rcnn print one field a line): part of that
             # record, not a record of its own
             loss = None
-    g = _GNORM.search(low) if "norm" in low else None
-    gnorm = _f(g.group(1)) if g else None
-    s = _SCALE_OBS.search(low) if "scale" in low else None
-    scale = _f(s.group(1)) if s else None
-    lg2: float | None = None
-    if s is None and "_loss_scale" in low:
-        lg = _LG_SCALE_OBS.search(low)
-        lg2 = _f(lg.group(1)) if lg else None
-        scale = log2_scale(lg2) if lg2 is not None else None
+    gnorm = rec.get("grad_norm")
+    scale = rec.get("scale")
+    lg2 = rec.get("log2_scale") if scale is None else None
+    if lg2 is not None:
+        scale = log2_scale(lg2)
     if loss is None and gnorm is None and scale is None:
         return
+    named = {}
+    # a step the record names by a key (``step=1600``, ``[step] 104``, ``"global_step": 7``) is
+    # the run's counter: it wins over an ``iter [14/15]`` counter within an epoch
+    if "step" in rec and 0 <= rec["step"] < 1e15:
+        named = {"step": int(rec["step"]), "explicit": True}
+        st.step = named["step"]
     fw = framework_of(text, "generic")
-    if s and "grad scale" in s.group(0):
+    if "grad scale" in fields:
         fw = "insightface"
     if loss is not None:
         kind = "nan" if not math.isfinite(loss) else "loss"
         ev(kind, fw, "loss", loss=loss, grad_norm=gnorm, scale_after=scale,
-           scale_log2=lg2)  # type: ignore[operator]
+           scale_log2=lg2, epoch=rec.get("epoch"), **named)  # type: ignore[operator]
     elif gnorm is not None and not math.isfinite(gnorm):
         ev("skip", fw, "grad-norm-nonfinite", grad_norm=gnorm, scale_after=scale,
-           scale_log2=lg2)  # type: ignore[operator]
+           scale_log2=lg2, **named)  # type: ignore[operator]
     elif scale is not None:
-        ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2)  # type: ignore[operator]
-
-
-_NUM_RX = re.compile(_NUM)
-_LOSS_VAL = re.compile(r"['\"]?(?:\s*[:=]\s*|\s+is\s+|\s+)(?:tensor\()?(" + _NUM + r")(?![\w.])")
-_KEYCH = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-def _find_loss(low: str) -> tuple[float | None, bool]:
-    """The loss of a line with ``<key with loss>: <number>`` fields whose key is not a scale
-    (``loss``, ``DLoss``, ``nll_loss``, ``loss_cls``...): the plain ``loss``/``total_loss`` field
-    when there is one, else a non-finite component (mmdet prints ``loss_cls: nan``), else the
-    first; and whether it is the total.  ``str.find`` for ``loss``, the key's ends by hand, one
-    anchored regex per value."""
-    first: float | None = None
-    bad: float | None = None
-    i = low.find("loss")
-    while i >= 0:
-        ks = i
-        while ks > 0 and low[ks - 1] in _KEYCH:
-            ks -= 1
-        ke = i + 4
-        while ke < len(low) and low[ke] in _KEYCH:
-            ke += 1
-        key = low[ks:ke]
-        if "scal" not in key:
-            m = _LOSS_VAL.match(low, ke)
-            if m:
-                value = _f(m.group(1))
-                if key in TOTAL_LOSS:
-                    return value, True
-                if first is None:
-                    first = value
-                if bad is None and not math.isfinite(value):
-                    bad = value
-        i = low.find("loss", ke)
-    return (bad if bad is not None else first), False
+        ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2, **named)  # type: ignore[operator]
 
 
 def _num(text: str | None) -> float | None:
-    if text is None:
-        return None
-    m = _NUM_RX.match(text.strip().lower())
-    return _f(m.group(0)) if m else None
+    return None if text is None else number(text)
 
 
 def _int(text: str | None) -> int | None:
@@ -184,12 +158,7 @@ def _int(text: str | None) -> int | None:
     return int(m.group(0)[:12]) if m else None
 
 
-# ---- which of several loss fields is the loss --------------------------------------------------
-#: keys that name the total loss of a record (every other key with ``loss`` is a component)
-TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm loss", "lm_loss",
-                        "train_loss_step", "overall_loss", "train/loss", "total loss"})
-
-
+# ---- which of several loss fields is the loss (Megatron cells) ---------------------------------
 def _best_loss_key(keys: list[str], values: dict[str, float | None]) -> str | None:
     """The exact total-loss key if there is one, else the first non-finite component (mmdet
     prints ``loss_cls: nan``), else the first key."""
@@ -204,21 +173,12 @@ def _best_loss_key(keys: list[str], values: dict[str, float | None]) -> str | No
 
 
 def pick_loss(pairs: dict[str, float]) -> float | None:
-    """The loss of a record given as ``{key: value}`` (see ``_best_loss_key``)."""
-    keys = [k for k in pairs if "loss" in k and "scal" not in k]
-    k = _best_loss_key(keys, pairs)  # type: ignore[arg-type]
-    return pairs[k] if k is not None else None
+    """The loss of a record given as ``{key: value}`` (``fampnb.logs._vocab.pick_loss``)."""
+    return _vocab_pick_loss(pairs)
 
 
 # ---- ``| key | value |`` tables (one field per line, e.g. guided-diffusion's logger) -----------
 _TABLE_ROW = re.compile(r"^\|\s*([A-Za-z_][\w./\- ]*?)\s*\|\s*(\S[^|]*?)\s*\|$")
-_STEP_KEYS = frozenset({"step", "steps", "global_step", "iteration", "iter", "num_updates",
-                        "train/global_step", "trainer/global_step"})
-#: loss scales printed as their base-2 logarithm (guided-diffusion's ``lg_loss_scale``)
-LOG2_SCALE_KEYS = frozenset({"lg_loss_scale", "log2_loss_scale", "log_loss_scale", "lg_scale",
-                             "log2_scale"})
-_SCALE_KEYS = frozenset({"loss_scale", "loss scale", "scale", "grad_scale", "grad scale",
-                         "scaler", "amp_scale"})
 
 
 def table_row(text: str) -> tuple[str, str] | None:
@@ -246,12 +206,10 @@ def kv_values(fields: dict[str, str]) -> tuple[float | None, float | None, float
         x = _num(v)
         if x is not None:
             nums[k] = x
-    loss = pick_loss(nums)
-    gnorm = next((v for k, v in nums.items() if "norm" in k and "grad" in k or k == "gnorm"),
-                 None)
-    key = next((k for k in nums if k in _SCALE_KEYS or k in LOG2_SCALE_KEYS), None)
-    lg2 = nums[key] if key in LOG2_SCALE_KEYS else None
-    scale = (log2_scale(nums[key]) if lg2 is not None else nums[key]) if key else None
-    step_v = next((v for k, v in nums.items() if k in _STEP_KEYS and math.isfinite(v)), None)
-    step = int(step_v) if step_v is not None and 0 <= step_v < 1e15 else None
-    return loss, gnorm, scale, step, lg2
+    rec = vocab_record(nums)
+    lg2 = rec.get("log2_scale") if "scale" not in rec else None
+    scale = log2_scale(lg2) if lg2 is not None else rec.get("scale")
+    step_v = rec.get("step")
+    step = int(step_v) if step_v is not None and math.isfinite(step_v) and 0 <= step_v < 1e15 \
+        else None
+    return rec.get("loss"), rec.get("grad_norm"), scale, step, lg2

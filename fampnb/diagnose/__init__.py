@@ -31,83 +31,23 @@ lines:
 ``precision`` (``"fp16" "bf16" "fp32"``) overrides what the log states (config lines such as
 ``--bf16``, ``precision: fp16``, ``"bf16": {"enabled": true}`` or DeepSpeed's config dump
 ``bfloat16_enabled ...... True`` are detected; the line is evidence only for the verdicts it
-decides: ``data``, ``no-scaler``, ``unknown``).  The rules live in
-``fampnb._diagrules``; the wording of advice and caveats in ``fampnb._diagtext``.
+decides: ``data``, ``no-scaler``, ``unknown``).  The events feed the trackers of
+``fampnb.diagnose._accumulate``; the decision is the ordered list of named checks of
+``fampnb.diagnose._checks`` (``Diagnosis.check`` names the one that decided), which judge runs of
+backoffs with ``fampnb.diagnose._judge``; the wording of advice and caveats is in
+``fampnb.diagnose._text``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
-from fampnb._logrules import Event, jsonable
+from fampnb.diagnose._accumulate import Accumulator
+from fampnb.diagnose._decide import decide
+from fampnb.diagnose._diagnosis import PRECISIONS, VERDICTS, Diagnosis
+from fampnb.logs import Event
 
 __all__ = ["Diagnosis", "diagnose", "VERDICTS", "PRECISIONS"]
-
-VERDICTS = ("healthy", "overflow", "data", "no-scaler", "unknown")
-PRECISIONS = ("fp16", "bf16", "fp32")
-
-
-@dataclass
-class Diagnosis:
-    """The doctor's answer for one log.
-
-    ``verdict`` is one of ``VERDICTS``; ``reason`` one sentence; ``evidence`` the events (with line
-    numbers) that decided it; ``first_nan_step``/``first_nan_line`` the first non-finite loss (or
-    grad norm) record, ``None`` if none; ``backoffs`` the number of backoff records; ``min_scale``
-    / ``final_scale`` the smallest and last loss scale seen (``None`` if the log shows none), with
-    ``min_scale_log2`` / ``final_scale_log2`` their base-2 logarithms where the log prints the
-    scale as one (a scale below the float range reads 0.0 but keeps its size there);
-    ``advice`` ordered, first switch first; ``caveats`` where the chain can mislead.  For plots:
-    ``trajectory`` ``(step, line_no, scale)``, ``losses`` ``(step, loss)`` (thinned to at most a
-    few thousand points), ``backoff_marks`` ``(step, line_no, scale_after)`` and ``nan_marks``
-    ``(step, line_no)``.
-    """
-
-    verdict: str
-    reason: str
-    evidence: list[Event] = field(default_factory=list)
-    first_nan_step: int | None = None
-    first_nan_line: int | None = None
-    backoffs: int = 0
-    min_scale: float | None = None
-    final_scale: float | None = None
-    min_scale_log2: float | None = None
-    final_scale_log2: float | None = None
-    framework: str = "unknown"
-    advice: list[str] = field(default_factory=list)
-    caveats: list[str] = field(default_factory=list)
-    certainty: str = "likely"
-    precision: str | None = None
-    hysteresis: int = 0
-    growths: int = 0
-    skips: int = 0
-    events_read: int = 0
-    trajectory: list[tuple[int, int, float]] = field(default_factory=list)
-    losses: list[tuple[int, float]] = field(default_factory=list)
-    backoff_marks: list[tuple[int, int, float]] = field(default_factory=list)
-    nan_marks: list[tuple[int, int]] = field(default_factory=list)
-
-    @property
-    def first_switch(self) -> str:
-        """The first item of ``advice`` (the switch to turn first)."""
-        return self.advice[0] if self.advice else ""
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-safe: NaN/inf as the strings ``"nan" "inf" "-inf"``; events as dicts."""
-        out: dict[str, object] = {}
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if name == "evidence":
-                value = [e.to_dict() for e in value]
-            elif isinstance(value, list):
-                value = [[jsonable(x) for x in v] if isinstance(v, tuple) else jsonable(v)
-                         for v in value]
-            else:
-                value = jsonable(value)
-            out[name] = value
-        out["first_switch"] = self.first_switch
-        return out
 
 
 def diagnose(events: Iterable[Event], precision: str | None = None) -> Diagnosis:
@@ -120,11 +60,9 @@ def diagnose(events: Iterable[Event], precision: str | None = None) -> Diagnosis
         precision = {"float32": "fp32", "half": "fp16"}.get(precision, precision)
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    from fampnb._diagrules import Accumulator
-
     acc = Accumulator()
     for ev in events:
         acc.feed(ev)
     from fampnb.localize import localize   # reason/advice/caveats in the chosen language
 
-    return localize(acc.finish(precision))
+    return localize(decide(acc, acc.close(precision)))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from fampnb._lognum import NUM
+from fampnb.logs._num import NUM
 
 __all__ = ["wrap_head", "join", "WORDINGS"]
 

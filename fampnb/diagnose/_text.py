@@ -99,6 +99,13 @@ CAVEATS: dict[str, str] = {
         "The log does not state the precision; fp16 is inferred: a record with a non-finite grad "
         "norm left the learning rate where it was although it had been moving, so the step was "
         "skipped, which only an fp16 loss scaler does. Pass --precision if that is wrong."),
+    "truncated": (
+        "The file was cut short (a compressed log that ends early): the verdict is read from the "
+        "lines before the cut; what came after it is unknown."),
+    "ranks-disagree": (
+        "The ranks disagree: rank(s) {bad} show a NaN loss, rank(s) {good} do not; the verdict "
+        "reads all ranks as one run (a NaN on one rank only points at its data shard or its "
+        "device)."),
     "misuse": (
         "An API misuse error is in the log (e.g. fp16 parameters with GradScaler, unscale_/step "
         "called twice, clipping with a fused optimizer): fix the call order first (unscale_ before "

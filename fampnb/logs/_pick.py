@@ -1,4 +1,4 @@
-"""Which lines of a block the doctor's fast reader parses (``fampnb._logscan`` reads the blocks).
+"""Which lines of a block the doctor's fast reader parses (``fampnb.logs._scan`` reads the blocks).
 
 Long logs repeat a few line *templates* (the same line with other digits).  ``Picker.block`` maps
 every digit of a block to ``0`` (``bytes.translate``), splits it and takes the set of templates,
@@ -8,7 +8,7 @@ overflow, minimum, error, precision words, ...), so per block only these lines a
 - the lines of rare templates, and the line after those that start a record (DeepSpeed's verbose
   ``Reducing dynamic loss scale`` follows its ``Grad overflow`` line; traceback messages and
   warning sources follow their header);
-- lines that end inside a scaler wording (wrapped at the terminal width, ``fampnb._logwrap``) and
+- lines that end inside a scaler wording (wrapped at the terminal width, ``fampnb.logs._wrap``) and
   the line after each (the reader joins them), also across block and range boundaries;
 - the first and last 64 KiB of the log (start-up and ending);
 - every line where a printed loss scale changes (Megatron/Keras/user loops print one on every
@@ -29,7 +29,9 @@ from __future__ import annotations
 import re
 from itertools import compress, count, islice
 
-from fampnb._logwrap import wrap_head
+from fampnb.logs._triggers import MESSAGE_WORDS
+from fampnb.logs._vocab import RECORD_WORDS
+from fampnb.logs._wrap import wrap_head
 
 __all__ = ["Picker", "Pick"]
 
@@ -43,16 +45,15 @@ RARE_CAP = 128        # per rare template and block: the first and last this man
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 # (templates have every digit mapped to 0: ``bf16`` reads ``bf00`` there)
 RARE = re.compile(
-    rb"(?i)(?<![a-z])(?:nan|inf|infinity)(?![a-z])|overflow|hysteresis|minimum|"
-    rb"dynamic loss scale|loss scaling|skipping|lr value before|lr_scheduler|unscale|"
-    rb"already been called|gradient clipping|error|exception|bf00|fp00|00-mixed|00bit|bfloat|"
-    rb"precision|float00|non-finite|not finite|returned nan|_loss_scale\s+to|diverged with loss|"
-    rb"invalid loss|probably exploding")
+    rb"(?i)(?<![a-z])(?:nan|inf|infinity)(?![a-z])|returned nan|_loss_scale\s+to|"
+    + b"|".join(re.escape(w.encode().translate(_DIGITS)) for w in MESSAGE_WORDS))
 #: rare lines whose next line belongs to the same record (its scale, or the error message)
 CONTEXT = re.compile(rb"(?i)grad overflow on iteration|traceback|error|exception|warning")
-LOSSY = re.compile(rb"(?i)loss|grad[_ ]?norm|gnorm")
+#: a record-like line: a word of the names of a record's values (``fampnb.logs._vocab``)
+LOSSY = re.compile(rb"(?i)" + b"|".join(re.escape(w.encode()) for w in RECORD_WORDS))
 #: a printed scale (also a ``| loss_scale | 1024 |`` table row, ``lg_loss_scale`` included)
-SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad scale)['\"]?\s*[:=|]?\s*([-+0-9.eE]+)")
+SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad[ _]scale|cur_scale|(?<![a-z_])scale)['\"]?\s*[:=|]?\s*"
+                   rb"['\"]?([-+0-9.eE]+)")
 MEG_SCALE = b"| loss scale:"
 MEG_WITH_LOSS = re.compile(rb"loss: [^|\n]*\|\s*loss scale:")
 MEG_COUNTER = re.compile(rb"iterations:\s*0*[1-9]")

@@ -1,4 +1,4 @@
-"""The number pattern the log rules read numbers with (``fampnb._logevent`` re-exports it).
+"""The number pattern the log rules read numbers with (``fampnb.logs._event`` re-exports it).
 
 A module of its own that imports nothing: the doctor forks its reader processes once the picker
 (``_logpick``, ``_logwrap``) is loaded, before the record types and their ``dataclasses``.

@@ -1,0 +1,88 @@
+"""The framework message table: one regular expression per wording of each framework's scaler
+and error messages (``reference/loss-scalers.md`` §3, derived from the frameworks' sources), the
+verdict-carrying messages of any framework (the loss became NaN/diverged, grad scale too small,
+minimum loss scale) and the precision a line states.  Patterns are lower case, searched in the
+lower-cased line; the words they need are ``fampnb.logs._triggers``."""
+
+from __future__ import annotations
+
+from fampnb.logs._event import _c
+from fampnb.logs._num import NUM as _NUM
+
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+
+# ---- scaler records (can occur several times per segment) ---------------------------------
+ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
+DS_REDUCE = _c(r"attempted loss scale:\s*(" + _NUM + r"),\s*reducing to\s*(" + _NUM + ")")
+DS_HYST = _c(r"attempted loss scale:\s*(" + _NUM + r"),\s*but hysteresis is\s*(\d+)")
+DS_MIN = _c(r"current loss scale already at minimum")
+DYN_DOWN = _c(r"reducing dynamic loss scale from\s*(" + _NUM + r")\s*to\s*(" + _NUM + ")")
+DYN_UP = _c(r"increasing dynamic loss scale from\s*(" + _NUM + r")\s*to\s*(" + _NUM + ")")
+DS_GRAD_OVF = _c(r"grad overflow on iteration\s*(\d+)")
+# legacy apex ``DynamicLossScaler`` (and DeepSpeed's copy): ``Grad overflow on iteration N`` then,
+# on the next line, the scale now in force
+LEGACY_SCALE = _c(r"using dynamic loss scale of\s*(" + _NUM + ")")
+# loss scales kept as a base-2 logarithm: ``Found NaN, decreased lg_loss_scale to -3.354``
+LG_CHANGE = _c(r"\b(decreas|reduc|lower|increas|rais|grow|grew)\w*\s+(?:the\s+)?(?:lg|log2?)_loss_scale"
+                r"\s*(?:to|=|:)\s*(" + _NUM + ")")
+# TF Estimator / Keras: NaN losses reported in words
+TF_NAN = _c(r"model diverged with loss\s*=\s*(?:nan|[-+]?inf)|nan loss during training|"
+             r"invalid loss,\s*terminating training")
+APEX = _c(r"(?:gradient overflow[.,]\s*skipping step|overflow within closure!\s*skipping step),?"
+           r"\s*(?:loss scaler\s*\d+\s*)?reducing loss scale to\s*(" + _NUM + ")")
+APEX_SKIP = _c(r"gradient overflow,\s*skipping update")
+FAIRSEQ = _c(r"overflow detected,\s*(?:ignoring gradient,\s*)?setting (?:loss )?scale to(?: to)?"
+              r":?\s*(" + _NUM + ")")
+FS_OVF_ERR = _c(r"overflowerror:\s*setting loss scale to:?\s*(" + _NUM + ")")
+FS_AMP_SKIP = _c(r"amp: skipping this batch")
+MIN_REACHED = _c(r"minimum loss scale reached\s*\(\s*(" + _NUM + r")\s*\)")
+#: the same fairseq message by its second sentence (``... reached (0.0001). Your loss is probably
+#: exploding. Try lowering ...``, both the fp16 and the AMP wordings)
+REACHED = _c(r"reached\s*\(\s*(" + _NUM + r")\s*\)[.\s]*your loss is probably exploding")
+GRADS_NONFINITE = _c(r"gradients are nan/inf")
+DS_PROGRESS = _c(r"\bstep=(\d+),\s*skipped=(\d+)")
+LR0 = _c(r"tried to get lr value before scheduler/optimizer started stepping")
+SCHED_WARN = _c(r"lr_scheduler\.step\(\)`?\s*before\s*`?optimizer\.step\(\)")
+MISUSE = _c(r"attempting to unscale fp16 gradients|unscale_\(\) has already been called|"
+             r"step\(\) has already been called since the last update|"
+             r"does not allow for gradient clipping")
+ANOMALY = _c(r"returned nan values|found nan in local grad norm|"
+              r"loss\b[^|\n]{0,60}?\bis\s+(?:nan|inf|not finite)|non-finite loss|loss is nan")
+MISUSE_WORDS = ("unscale", "already been called", "gradient clipping")
+ANOMALY_WORDS = ("returned nan", "found nan", " is nan", " is inf", "not finite",
+                  "non-finite loss", "loss is")
+PREC_WORDS = ("bf16", "fp16", "bfloat", "float16", "16-mixed", "16bit", "precision", "fp32",
+               "32-true")
+TRACE_ERR = _c(r"\b(floatingpointerror|overflowerror)\b:?\s*(.{0,200})|"
+                r"\(34, 'numerical result out of range'\)")
+#: a scale too small to go on, in words (icefall/k2 trainers: ``Grad scale is small: 0.0``,
+#: ``grad_scale is too small, exiting: 2.3e-10``): an observation, or the run's end
+SCALE_SMALL = _c(r"\bgrad[_ ]scale is (?:too )?small(,? exiting)?\s*:?\s*(" + _NUM + ")")
+#: any other exception whose message says the loss diverged or is not finite (a training script's
+#: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``)
+LOSS_ERR = _c(r"\b(\w*error)\b:\s*(?=.{0,200}?\bloss\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
+               r"\binf(?:inity)?\b|not finite|non-finite))")
+
+# ---- precision hints -------------------------------------------------------------------------
+PREC = (
+    (_c(r"--bf16\b|['\"]?\bbf16['\"]?\s*[:=]\s*(?:true|1\b)|bf16-mixed|bf16_enabled\s*[:=]\s*true|"
+        r"mixed_precision\s*[:=]\s*['\"]?bf16|['\"]bf16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
+        r"using bfloat16|params_dtype\s*[:=]\s*torch\.bfloat16|torch_dtype\s*[:=]\s*torch\.bfloat16|"
+        r"mixed_bfloat16|(?:amp_)?dtype\s*[:=]\s*(?:torch\.)?bfloat16|"
+        r"precision\s*[:=]\s*['\"]?(?:bf16|bfloat16)\b|"
+        r"\b(?:bfloat16_enabled|bf16_enabled|bf16)\s*\.{3,}\s*true\b"),
+     "bf16"),
+    (_c(r"--fp16\b|['\"]?\bfp16['\"]?\s*[:=]\s*(?:true|1\b)|(?<!bf)16-mixed|"
+        r"mixed_precision\s*[:=]\s*['\"]?fp16|['\"]fp16['\"]\s*:\s*\{\s*['\"]enabled['\"]\s*:\s*true|"
+        r"using 16bit (?:native )?automatic mixed precision|fp16_enabled\s*[:=]\s*true|"
+        r"params_dtype\s*[:=]\s*torch\.float16|mixed_float16|(?:amp_)?dtype\s*[:=]\s*(?:torch\.)?float16|"
+        r"using (?:16bit|float16|fp16) (?:native )?(?:automatic )?mixed precision|"
+        r"precision\s*[:=]\s*['\"]?(?:fp16|float16|16)\b(?!-true|\.\d)|"
+        r"\b(?:fp16_enabled|fp16)\s*\.{3,}\s*true\b"), "fp16"),
+    (_c(r"precision\s*[:=]\s*['\"]?(?:32|32-true|fp32)\b|--fp32\b|"
+        r"may support faster training with --fp16"), "fp32"),
+)
+
+
+#: a start-up line: the log shows the start of training (``Start training``)
+START = _c(r"(?:^|[^a-z])(?:start(?:ing)?\s+training|training\s+started)\b")

@@ -1,0 +1,144 @@
+"""The records reader: any line, or row of a structured file, -> ``{name: value text}`` fields.
+
+Notations read (searched in the lower-cased line; nothing is evaluated): JSON objects (numbers or
+quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``[key] value`` (loguru trainers), ``key=value``, ``key = value``,
+``key: value``, ``key value``, with fields split by ``|`` ``,`` ``;`` `` - ``, tabs or runs of
+spaces (progress-bar postfixes of tqdm and Keras are such fields), a value possibly wrapped as
+``tensor(...)`` or followed by ``%``; keys of up to three words (``lm loss``, ``loss scale``), a
+trailing connective dropped (``loss is nan``, ``the loss became inf``).  CSV/TSV files and aligned
+tables are read by their header row (``header``/``row``); pretty-printed JSON objects (HF's
+``trainer_state.json``) one ``"key": value`` line at a time (``json_field``).  Which field plays
+which role is the vocabulary's business (``fampnb.logs._vocab``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from fampnb.logs._num import NUM
+from fampnb.logs._vocab import role
+
+__all__ = ["pairs", "header", "row", "json_field", "number", "CONNECTIVES"]
+
+_KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_][\w./\-]*"     # (a value is not a key's word)
+_PAIR = re.compile(
+    r"(?<![\w.])(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
+    r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q))"
+    r"(?:\s*[:=]\s*|\s+)(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?(?![\w.])")
+#: words between a name and its value that are not part of the name
+CONNECTIVES = frozenset({"is", "was", "became", "becomes", "become", "now", "value", "reads",
+                         "equals", "of", "at", "to", "="})
+_NUM_RX = re.compile(NUM)
+
+
+def number(text: str) -> float | None:
+    """The number a cell holds (quotes, ``%`` and ``tensor(`` around it allowed), else None."""
+    try:
+        return float(text)          # (the common case: a plain number; ``nan``, ``inf`` too)
+    except ValueError:
+        pass
+    t = text.strip().strip("'\"").strip()
+    if t.startswith("tensor("):
+        t = t[7:]
+    m = _NUM_RX.match(t.lower())
+    if m is None:
+        return None
+    rest = t[m.end():].strip()
+    if rest and rest[0] not in "%,)":
+        return None
+    try:
+        return float(m.group(0))
+    except ValueError:           # ``nan.0`` (Lightning bars)
+        return float(m.group(0).rstrip("0").rstrip("."))
+
+
+def _name(key: str) -> str:
+    """The metric name a matched key stands for: the whole key, or its last one or two words,
+    whichever has a role (a trailing connective dropped first)."""
+    words = key.split(" ")
+    while len(words) > 1 and words[-1] in CONNECTIVES:
+        words.pop()
+    for k in (" ".join(words), " ".join(words[-2:]), words[-1]):
+        if role(k) is not None:
+            return k
+    return " ".join(words)
+
+
+def pairs(low: str) -> dict[str, str]:
+    """``{name: value text}`` of the ``key <sep> number`` fields of a lower-cased line (the first
+    value of each name)."""
+    out: dict[str, str] = {}
+    for m in _PAIR.finditer(low):
+        name = _name(m.group("key") or m.group("bkey"))
+        if name not in out:
+            out[name] = m.group("val")
+    return out
+
+
+# ---- header rows (CSV/TSV, aligned tables) -----------------------------------------------------
+_DELIMS = ("\t", ",", ";", "|")
+#: a header row names columns: no number standing on its own, no ``key=value`` or ``key: value``
+_NOT_HEADER = re.compile(r"(?<![\w.])[-+]?\.?\d|=|:\s")
+_CELL = re.compile(r"^[a-z_][\w./\- ()\[\]]*$")
+
+
+def _split(text: str, delim: str) -> list[str]:
+    if delim == " ":
+        return text.split()
+    cells = text.strip().strip("|").split(delim) if delim == "|" else text.split(delim)
+    return [c.strip().strip("'\"").strip() for c in cells]
+
+
+def header(low: str) -> tuple[str, list[str]] | None:
+    """``(delimiter, names)`` when the lower-cased line is a header row: two or more names (no
+    numbers), split by one delimiter (tab, comma, semicolon, ``|``, or runs of spaces), at least
+    one of them a loss, loss scale or grad norm and another a step, epoch or a second metric."""
+    s = low.strip()
+    if len(s) > 2000 or not s or _NOT_HEADER.search(s):
+        return None
+    for delim in _DELIMS + (" ",):
+        if delim != " " and delim not in s:
+            continue
+        if delim == " " and ("  " not in s or s.count(" ") > 200):
+            continue            # (aligned columns: runs of spaces between the names)
+        cells = _split(s, delim)
+        if len(cells) < 2 or not all(cells) or not all(_CELL.match(c) for c in cells):
+            continue
+        roles = [role(c) for c in cells]
+        if any(r in ("loss", "scale", "log2_scale", "grad_norm", "ppl") for r in roles) and \
+                sum(r is not None for r in roles) >= 2:
+            return delim, cells
+    return None
+
+
+_COUNTER = re.compile(r"^(\d+)/\d+$")
+
+
+def row(low: str, delim: str, names: list[str]) -> dict[str, str] | None:
+    """``{name: cell}`` of a data row under ``names``, else None: as many cells (an aligned row
+    may go on with a progress bar after them), and every cell under a named role a number, an
+    ``N/M`` counter (``N``) or empty, one of them a number at least."""
+    cells = _split(low.strip(), delim)
+    if len(cells) < len(names) or (len(cells) > len(names) and delim != " "):
+        return None
+    out: dict[str, str] = {}
+    for n, c in zip(names, cells):
+        if role(n) is None or not c:
+            continue
+        m = _COUNTER.match(c)
+        if m:
+            c = m.group(1)
+        elif number(c) is None:
+            return None
+        out[n] = c
+    return out if out else None
+
+
+# ---- pretty-printed JSON objects: one ``"key": value,`` line each ------------------------------
+_JSON_FIELD = re.compile(r'^\s*"([^"]{1,80})"\s*:\s*("?)(' + NUM + r'|null|true|false)\2\s*,?\s*$')
+
+
+def json_field(low: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a line that is one scalar field of a pretty-printed JSON object."""
+    m = _JSON_FIELD.match(low)
+    return (m.group(1), m.group(3)) if m else None

@@ -1,0 +1,47 @@
+"""Reading a large file in parallel: one function, on the standard library's process pool.
+
+``pick_ranges(path, size, workers)`` cuts the file at line starts into ``4 * workers`` byte ranges
+and picks each in a worker process (``fampnb.logs._blocks.pick_range``); it yields ``(end, lines,
+picks)`` per range, in file order, as the results arrive.  The pool is shut down when the
+iterator ends or is dropped (``with`` inside a generator: ``close()`` runs it).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+
+from fampnb.logs._blocks import pick_range
+from fampnb.logs._pick import Pick
+
+__all__ = ["pick_ranges"]
+
+
+def _split_points(path: str, size: int, parts: int) -> list[int]:
+    points = [0]
+    with open(path, "rb") as fh:
+        for k in range(1, parts):
+            fh.seek(size * k // parts)
+            fh.readline()
+            points.append(max(points[-1], fh.tell()))
+    points.append(size)
+    return points
+
+
+def pick_ranges(path: str, size: int, workers: int) -> Iterator[tuple[int, int, list[Pick]]]:
+    """``(end, lines, picks)`` of each byte range of ``path``, in order (see the module)."""
+    points = _split_points(path, size, workers * 4)
+    ranges = [(a, b) for a, b in zip(points, points[1:]) if a < b]
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with ProcessPoolExecutor(max_workers=min(workers, len(ranges)), mp_context=ctx) as pool:
+        futures = [pool.submit(pick_range, path, a, b, k == 0, k == len(ranges) - 1)
+                   for k, (a, b) in enumerate(ranges)]
+        try:
+            for (_, end), fut in zip(ranges, futures):
+                n_lines, picks = fut.result()
+                yield end, n_lines, picks
+        finally:
+            for fut in futures:
+                fut.cancel()

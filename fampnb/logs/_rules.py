@@ -1,0 +1,390 @@
+"""Line rules of the log reader: one physical-line segment -> zero or more ``Event`` objects.
+
+Two kinds of rule: the framework message table (``fampnb.logs._messages``, one pattern per
+wording of ``reference/loss-scalers.md`` section 3, searched *inside* the line: records glued to
+tqdm bars, rank prefixes and timestamps are common), and the records reader (``_notation``: any
+notation, its names given roles by ``_vocab``; header rows, pretty-printed JSON fields and
+``| key | value |`` tables are collected into one record).  The words the message rules need are
+one list (``_triggers``).  Numbers are converted with ``float()`` on matched digits only: nothing
+in a log is ever evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
+from fampnb.logs._fields import hf as _hf_record
+from fampnb.logs._fields import kv_values as _kv_values
+from fampnb.logs._fields import log2_scale as _log2_scale
+from fampnb.logs._fields import records as _records
+from fampnb.logs._fields import table_row as _table_row
+from fampnb.logs._messages import (ANOMALY, ANOMALY_WORDS, APEX, APEX_SKIP, ARTICLE, DS_GRAD_OVF,
+                                   DS_HYST, DS_MIN, DS_PROGRESS, DS_REDUCE, DYN_DOWN, DYN_UP,
+                                   FAIRSEQ, FS_OVF_ERR, GRADS_NONFINITE, LEGACY_SCALE, LG_CHANGE,
+                                   LOSS_ERR, MIN_REACHED, MISUSE, MISUSE_WORDS, PREC, PREC_WORDS,
+                                   REACHED, SCALE_SMALL, SCHED_WARN, START, TF_NAN, TRACE_ERR)
+from fampnb.logs._notation import header as _header
+from fampnb.logs._notation import json_field as _json_field
+from fampnb.logs._notation import row as _csv_row
+from fampnb.logs._read import utf16 as _utf16
+from fampnb.logs._steps import EPOCH as _EPOCH
+from fampnb.logs._steps import step_of as _step
+from fampnb.logs._triggers import GATE
+from fampnb.logs._vocab import WORDS as _ROLE_WORDS
+from fampnb.logs._wrap import join as _join
+from fampnb.logs._wrap import wrap_head as _wrap_head
+
+__all__ = ["Event", "LineState", "parse_segment", "finish", "jsonable", "KINDS", "PREFILTER",
+           "MAX_TEXT", "structured_head", "truncated_note", "table_record"]
+
+#: a cheap test (substring checks on the lower-cased line): lines without any of these words
+#: carry nothing for the doctor
+PREFILTER = tuple(dict.fromkeys(_ROLE_WORDS + (
+    "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum", "hysteresis",
+    "lr_scheduler", "grad", "bf16", "fp16", "float16", "16-mixed", "16bit", "precision", "fp32",
+    "lr=0", "diverged", "invalid loss", "start training", "starting training",
+    "training started")))
+#: an HF Trainer dict of finite numbers under the keys the dict rule reads (``_hf_plain``)
+_HF_KEY_NUM = r"'(?:loss|grad_norm|learning_rate|epoch)': -?\d+(?:\.\d+)?(?:e[-+]\d+)?"
+_HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
+#: fields kept per ``| key | value |`` table (memory stays bounded on any input)
+MAX_TABLE = 128
+#: lines without any of these words need only the record rules (loss / scale / grad norm)
+_GATE = GATE
+
+
+def _word_at(low: str, word: str) -> bool:
+    """Does ``word`` occur in ``low`` as a word (``nan`` but not ``nano``; ``inf`` not ``info``)?
+    A plain ``str.find`` loop: faster than a regex that starts with a look-behind."""
+    i = low.find(word)
+    n = len(word)
+    while i >= 0:
+        before = low[i - 1] if i else " "
+        after = low[i + n] if i + n < len(low) else " "
+        if not before.isalpha() and not (after.isalpha() and low[i:i + 8] != "infinity"):
+            return True
+        i = low.find(word, i + 1)
+    return False
+
+
+def _gate(low: str) -> bool:
+    return _has(low, _GATE) or _word_at(low, "nan") or _word_at(low, "inf")
+
+
+def _has(low: str, words: tuple[str, ...]) -> bool:
+    for w in words:
+        if w in low:
+            return True
+    return False
+
+
+def _scale_kind(before: float, after: float) -> str:
+    if after < before:
+        return "backoff"
+    if after > before:
+        return "growth"
+    return "hysteresis"
+
+
+def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
+    """Events of one segment of a physical line (``\\r``-separated parts are parsed apart).
+
+    Two-cell table rows (``| loss | nan |``) are collected in ``st`` and read as one record when
+    the table ends (a line that is not a row, a gap in the line numbers, a key seen again, or
+    ``finish``); at most ``MAX_TABLE`` fields are kept per table.  A line that ends inside a
+    scaler wording (wrapped at the terminal width, ``fampnb.logs._wrap``) is held back for one
+    segment: read joined with the next physical line when that completes the wording, else on
+    its own (its events then come just before the next line's)."""
+    if st.head is not None:
+        head, head_line = st.head
+        st.head = None
+        joined = _join(head, text) if line_no == head_line + 1 else None
+        if joined is not None:
+            return _segment(joined, head_line, st, False)
+        return _segment(head, head_line, st, False) + parse_segment(text, line_no, st)
+    return _segment(text, line_no, st, True)
+
+
+def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Event]:
+    if text[:2] == "{'" and not st.table and _HF_PLAIN.fullmatch(text):
+        return _hf_plain(text, line_no, st)
+    row = _table_row(text) if "|" in text else None
+    if row is None and text.lstrip()[:1] == '"':
+        row = _json_field(text.lower())      # a field of a pretty-printed JSON object
+    if row is None and st.header is not None:
+        out = _header_row(text, line_no, st)
+        if out is not None:
+            return _finish_table(st) + out if st.table else out
+    flushed: list[Event] = []
+    if st.table and (row is None or line_no > st.table_line + 1 or row[0] in st.table
+                     or len(st.table) >= MAX_TABLE):
+        flushed = _finish_table(st)   # the table ended (a repeated key starts the next one)
+    if row is not None:
+        st.table[row[0]] = row[1][:40]
+        st.table_line = line_no
+        return flushed
+    low = text.lower()
+    if not _has(low, PREFILTER):
+        return flushed
+    if flushed:
+        return flushed + _segment(text, line_no, st, may_wrap)
+    if "loss" in low or "scale" in low or "norm" in low or "ppl" in low or "xent" in low:
+        head = _header(low)
+        if head is not None:
+            st.header = head
+            return flushed
+    if may_wrap and _wrap_head(low):
+        st.head = (text, line_no)   # read with the next line (``parse_segment``)
+        return flushed
+    step, total = _step(low)
+    if step is not None:
+        st.step = step
+    if "epoch" in low:
+        ep = _EPOCH.search(low)
+        if ep:
+            st.epoch = int(ep.group(1)[:6])
+    out, ev = _emitter(text, line_no, st, step, total)
+    if not _gate(low):
+        _records(text, low, st, ev, out, step)
+        return out
+
+    def scaled(kind: str, before: float | None, after: float | None, fw: str, rule: str,
+               log2: float | None = None) -> None:
+        ev(kind, fw, rule, scale_before=before, scale_after=after, scale_log2=log2)
+        if after is not None:
+            st.scale = after
+
+    for m in ARTICLE.finditer(low) if "loss scaling" in low else ():
+        b, a = _f(m.group(1)), _f(m.group(2))
+        note = (m.group(3) or "").lower()
+        kind = _scale_kind(b, a)
+        if kind == "hysteresis" and note != "overflow":
+            kind = "scale"
+        scaled(kind, b, a, "seed", "article")
+    ds = "attempted loss scale" in low
+    for m in DS_REDUCE.finditer(low) if ds else ():
+        b, a = _f(m.group(1)), _f(m.group(2))
+        scaled("backoff" if a < b else "hysteresis", b, a, "deepspeed", "ds-overflow")
+    for m in DS_HYST.finditer(low) if ds else ():
+        b = _f(m.group(1))
+        scaled("hysteresis", b, b, "deepspeed", "ds-hysteresis")
+    if not ds and "skipping step" in low and ("overflow!" in low or "overflow detected." in low):
+        ev("skip", "deepspeed", "ds-overflow-noscale", count=1)   # non-fp16 dtype: no scales
+    if "already at minimum" in low and DS_MIN.search(low):
+        ev("fatal", "deepspeed", "min-scale", scale_after=st.scale)
+    dyn = "dynamic loss scale" in low
+    for m in DYN_DOWN.finditer(low) if dyn else ():
+        scaled("backoff", _f(m.group(1)), _f(m.group(2)), "deepspeed", "dyn-reduce")
+    for m in DYN_UP.finditer(low) if dyn else ():
+        scaled("growth", _f(m.group(1)), _f(m.group(2)), "deepspeed", "dyn-increase")
+    for m in DS_GRAD_OVF.finditer(low) if "grad overflow on" in low else ():
+        ev("skip", "deepspeed", "ds-grad-overflow", step=int(m.group(1)[:12]), total=None,
+           count=1, explicit=True)
+        st.overflow_line = line_no
+    m = LEGACY_SCALE.search(low) if "using dynamic loss scale" in low else None
+    if m:
+        a, prev = _f(m.group(1)), st.scale
+        after_ovf = st.overflow_line is not None and 0 <= line_no - st.overflow_line <= 2
+        if after_ovf or (prev is not None and a < prev):
+            scaled("backoff", prev if prev is not None and prev >= a else None, a, "apex",
+                   "apex-legacy-overflow")
+        elif prev is not None and a > prev:
+            scaled("growth", prev, a, "apex", "apex-legacy-growth")
+        else:
+            scaled("scale", None, a, "apex", "apex-legacy-scale")
+        st.overflow_line = None
+    for m in LG_CHANGE.finditer(low) if "_loss_scale" in low else ():
+        lg2 = _f(m.group(2))
+        a, prev = _log2_scale(lg2), st.scale
+        if m.group(1).startswith(("decreas", "reduc", "lower")):
+            scaled("backoff", prev if prev is not None and prev >= a else None, a, "generic",
+                   "log2-scale-decrease", lg2)
+        else:
+            scaled("growth", prev if prev is not None and prev <= a else None, a, "generic",
+                   "log2-scale-increase", lg2)
+    if ("diverged" in low or "loss" in low) and TF_NAN.search(low):
+        ev("nan", "keras", "tf-nan-loss", loss=math.nan)
+    for m in APEX.finditer(low) if "reducing loss scale to" in low else ():
+        a = _f(m.group(1))
+        b = st.scale if st.scale is not None and st.scale >= a else None
+        scaled("backoff", b, a, "apex", "apex-overflow")
+    if "skipping update" in low and APEX_SKIP.search(low):
+        ev("skip", "apex", "apex-skip", count=1)
+    fs = (list(FAIRSEQ.finditer(low)) or list(FS_OVF_ERR.finditer(low))
+          if "scale to" in low else [])
+    for m in fs:
+        a = _f(m.group(1))
+        b = st.scale if st.scale is not None and st.scale >= a else None
+        scaled("backoff", b, a, "fairseq", "fairseq-overflow")
+    m = SCALE_SMALL.search(low) if "small" in low else None
+    if m:
+        x = _f(m.group(2))
+        if m.group(1) or "error" in low:
+            ev("fatal", "torch", "min-scale", scale_after=x)
+        else:
+            scaled("scale", None, x, "torch", "scale-small")
+    if "amp: skipping" in low:
+        ev("skip", "fairseq", "fairseq-amp-skip", count=1)
+    m = MIN_REACHED.search(low) if "minimum loss scale" in low else None
+    exploding = m is None and "probably exploding" in low   # the message's second sentence,
+    if exploding:                                           # its head cut or wrapped away
+        m = REACHED.search(low)
+    if m or exploding:
+        ev("fatal", "fairseq", "min-scale", scale_after=_f(m.group(1)) if m else None)
+    elif "nan/inf" in low and GRADS_NONFINITE.search(low):
+        ev("fatal", "fairseq", "nonfinite-grad", grad_norm=math.nan)
+    elif not fs and ("error" in low or "out of range" in low):
+        m = TRACE_ERR.search(low) or (LOSS_ERR.search(low) if "loss" in low and not out
+                                       else None)
+        if m:
+            ev("fatal", "torch", (m.group(1) or "overflowerror").lower())
+    m = DS_PROGRESS.search(low) if "skipped=" in low else None
+    if m:
+        k = int(m.group(2)[:12])
+        if st.ds_skipped is not None and k > st.ds_skipped:
+            ev("skip", "deepspeed", "ds-skipped-counter", count=k - st.ds_skipped)
+        elif st.ds_skipped is None and k > 0:
+            ev("skip", "deepspeed", "ds-skipped-counter", count=k)
+        elif k == 0:        # a counter still at zero: nothing has been skipped (so far)
+            ev("skip", "deepspeed", "ds-counter-zero", count=0)
+        st.ds_skipped = k
+    if ("start training" in low or "starting training" in low or "training started" in low) \
+            and "epoch" not in low and "error" not in low and START.search(low):
+        ev("note", "generic", "start")      # the log shows the start of training
+    if "lr value before" in low:
+        ev("skip", "hf", "lr-zero", count=1)
+    if "lr_scheduler" in low and SCHED_WARN.search(low):
+        ev("skip", "torch", "sched-warning", count=1)
+    if _has(low, MISUSE_WORDS) and MISUSE.search(low):
+        ev("fatal", "torch", "misuse")
+    if _has(low, ANOMALY_WORDS) and ANOMALY.search(low):
+        ev("nan", "torch", "anomaly", loss=math.nan)
+    for rx, prec in PREC if _has(low, PREC_WORDS) else ():
+        if rx.search(low):
+            ev("scale", "generic", "precision", precision=prec)
+            break
+
+    _records(text, low, st, ev, out, step)
+    return out
+
+
+def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
+    """What ``_segment`` makes of an HF Trainer dict of finite numbers under the keys its rule
+    reads (the most common line of a Trainer log): no step, scaler wording, gate word, table or
+    wrapped wording can occur in such a line, so only the dict rule applies."""
+    out, ev = _emitter(text, line_no, st, None, None)
+    _hf_record(text, st, ev)
+    return out
+
+
+#: a rank prefix (torchrun ``[rank3]:``, ``[RANK 0]``, ``[R0]``, ``[default3]:``)
+_RANK = re.compile(r"^\s*\[(?:rank|r|default)\s*(\d+)\]:?", re.I)
+
+
+def _emitter(text: str, line_no: int, st: LineState, step: int | None,
+             total: int | None) -> tuple[list[Event], Callable[..., None]]:
+    """``(out, ev)``: ``ev(kind, framework, rule, **fields)`` appends an ``Event`` of this line to
+    ``out``; its step is the one the line names, else the last one named, else the line number
+    (``step``, ``total`` and ``explicit`` can be given instead)."""
+    cur = step if step is not None else (st.step if st.step is not None else line_no)
+    short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
+    named = {"step": cur, "total": total, "explicit": step is not None}
+    out: list[Event] = []
+
+    m = _RANK.match(text)
+    rank = int(m.group(1)[:6]) if m else None
+
+    def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
+        e = Event(rank=rank, line_no=line_no, kind=kind, framework=fw, text=short, rule=rule,
+                  **{**named, **kw})  # type: ignore[arg-type]
+        if e.epoch is None and st.epoch is not None:
+            e.epoch = st.epoch          # the epoch the log named last (``Epoch 29``)
+        out.append(e)
+
+    return out, ev
+
+
+def finish(st: LineState) -> list[Event]:
+    """What is still held at the end of the input: a line that ended inside a wording (read on
+    its own) and the record of a ``| key | value |`` table still open."""
+    out: list[Event] = []
+    if st.head is not None:
+        head, head_line = st.head
+        st.head = None
+        out = _segment(head, head_line, st, False)
+    return out + _finish_table(st)
+
+
+def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
+    """The record of a ``| key | value |`` table (the reader calls it when a table ends).  One
+    record per table: its loss (the exact ``loss`` key first), grad norm, loss scale
+    (``lg_loss_scale`` is a base-2 logarithm) and step."""
+    if not st.table:
+        return []
+    fields, line_no = st.table, st.table_line
+    st.table = {}
+    loss, gnorm, scale, step, lg2 = _kv_values(fields)
+    if step is not None:
+        st.step = step
+    cur = step if step is not None else (st.step if st.step is not None else line_no)
+    text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
+    kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule=rule,
+              explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale,
+              scale_log2=lg2)
+    if scale is not None:
+        st.scale = scale
+    if loss is not None:
+        return [Event(kind="loss" if math.isfinite(loss) else "nan", **kw)]  # type: ignore[arg-type]
+    if gnorm is not None and not math.isfinite(gnorm):
+        return [Event(kind="skip", **kw)]  # type: ignore[arg-type]
+    if scale is not None:
+        return [Event(kind="scale", **kw)]  # type: ignore[arg-type]
+    return []
+
+
+def _header_row(text: str, line_no: int, st: LineState) -> list[Event] | None:
+    """The record of a data row under the header row read before (None: not such a row)."""
+    assert st.header is not None
+    delim, names = st.header
+    cells = _csv_row(text.lower(), delim, names)
+    if cells is None:
+        return None
+    st.table = dict(cells)
+    st.table_line = line_no
+    return _finish_table(st, rule="row")
+
+
+def structured_head(head: bytes) -> bool:
+    """Is a file whose first bytes are ``head`` structured (a header row, a pretty-printed JSON
+    document) or UTF-16: read whole, since every row is a record there."""
+    if _utf16(head):
+        return True
+    lines = [x.strip() for x in head[:8192].split(b"\n") if x.strip()][:3]
+    if not lines:
+        return False
+    if lines[0] in (b"{", b"[") or (lines[0][:1] in (b"{", b"[") and lines[0][-1:] in (b"{", b"[")):
+        return True
+    try:
+        return _header(lines[0].decode("utf-8", "replace").lower()) is not None
+    except ValueError:
+        return False
+
+
+def truncated_note(readers: list, st: LineState) -> list[Event]:  # type: ignore[type-arg]
+    """A ``note`` event when a compressed input was cut short (the diagnosis caveats it)."""
+    for rd in readers:
+        why = getattr(rd, "truncated", "")
+        if why:
+            step = st.step if st.step is not None else 0
+            return [Event(line_no=0, step=step, kind="note", rule="truncated",
+                          text=f"the compressed file ends early ({why})"[:MAX_TEXT])]
+    return []
+
+
+def table_record(st: LineState, fields: dict[str, str], line_no: int, rule: str) -> list[Event]:
+    """The record of ``{name: value text}`` fields that arrive as one (a TensorBoard step)."""
+    st.table, st.table_line = dict(fields), line_no
+    return _finish_table(st, rule=rule)

@@ -1,0 +1,79 @@
+"""Which step a line names: the step/iteration counters of the line rules (``N/M`` counters,
+``iteration N``, ``step=N``, Megatron, mmengine, timm), with the epoch arithmetic some need."""
+
+from __future__ import annotations
+
+import re
+
+from fampnb.logs._event import _c
+
+__all__ = ["step_of", "EPOCH"]
+
+# ---- steps ---------------------------------------------------------------------------------
+_NAMED, _GROUP1 = 1, 2   # epoch handling of a step rule (0: none), see _STEP_RULES
+_STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
+    # (word that must occur, pattern, step group, total group (0: none), epoch: _NAMED adds
+    #  (epoch-1)*total when an "epoch N" >= 2 is named in the line; _GROUP1: the pattern's
+    #  group 1 is a 0-based epoch, epoch*total is added)
+    ("iteration", _c(r"\biteration\s+(\d+)\s*/\s*(\d+)"), 1, 2, 0),        # Megatron
+    ("step=", _c(r"\bstep=(\d+),\s*skipped="), 1, 0, 0),                   # DeepSpeed
+    ("num_updates", _c(r"\bnum_updates[= ](\d+)"), 1, 0, 0),               # fairseq
+    ("global", _c(r"\bglobal[ _]step['\"]?\s*[:=]?\s*(\d+)"), 1, 0, 0),          # insightface
+    ("iter", _c(r"\biter(?:ation)?s?\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)"), 1, 2, _NAMED),  # iter [1/9]
+    ("][", _c(r"\]\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, _NAMED),            # mmengine
+    ("train:", _c(r"\btrain:\s*(\d+)\s*\[\s*(\d+)\s*/\s*(\d+)"), 2, 3, _GROUP1),  # timm train.py
+    ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, 0),  # Step: 47, Step [4/9]
+    ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, 0),
+    # tqdm " 378/2724 [00:01<", Keras "  3/226 [====>....." (a bar of = > . after the counter)
+    ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*\[(?:\d|[=>.]{3})"), 1, 2, 0),
+)
+EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
+
+
+def _search_at(rx: re.Pattern[str], text: str, word: str) -> re.Match[str] | None:
+    """``rx.search(text)`` for a pattern whose every match starts with ``word`` (after a
+    zero-width ``\\b``): tried only where ``word`` occurs (a failed search over a long line
+    costs more than a few ``find`` calls)."""
+    i = text.find(word)
+    while i >= 0:
+        m = rx.match(text, i)
+        if m:
+            return m
+        i = text.find(word, i + 1)
+    return None
+
+
+def _search_count(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``rx.search(text)`` for the ``N/M [`` rule, tried at each ``/`` (the match starts at the
+    separator before the digits, or at the start of the line)."""
+    i = text.find("/")
+    while i >= 0:
+        j = i
+        while j and text[j - 1].isdecimal():
+            j -= 1
+        if j < i:
+            m = rx.match(text, j - 1 if j else 0)
+            if m:
+                return m
+        i = text.find("/", i + 1)
+    return None
+
+
+def step_of(text: str) -> tuple[int | None, int | None]:
+    for word, rx, g_step, g_total, epoch in _STEP_RULES:
+        if word not in text:
+            continue
+        m = _search_count(rx, text) if word == "/" else _search_at(rx, text, word)
+        if m:
+            step = int(m.group(g_step)[:12])
+            total = int(m.group(g_total)[:12]) if g_total and m.group(g_total) else None
+            if epoch == _GROUP1 and total:
+                step += int(m.group(1)[:6]) * total
+            elif epoch == _NAMED and total:
+                ep = EPOCH.search(text)
+                if ep and int(ep.group(1)[:6]) >= 2:
+                    step += (int(ep.group(1)[:6]) - 1) * total
+            return step, total
+    return None, None
+
+

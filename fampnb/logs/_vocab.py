@@ -1,0 +1,123 @@
+"""The key vocabulary: which metric names play which role in a record, whatever wrote the line.
+
+``role(key)`` maps a (lower-cased) metric name to one of ``ROLES`` or ``None``: ``loss`` (loss,
+``*_loss``, ``loss_*``, lm loss, total loss, xent, nll), ``ppl`` (perplexity: a loss stand-in when
+no loss is printed), ``scale`` (loss_scale, loss scale, grad_scale, scale, cur_scale),
+``log2_scale`` (a scale printed as its base-2 logarithm, ``lg_loss_scale``), ``grad_norm``
+(grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step`` (step, global_step, iter,
+iteration, batch, num_updates, update), ``epoch`` and ``lr``.  A ``train/``, ``train_`` or
+``train `` prefix (and ``trainer/``) is dropped first.
+
+``WORDS`` are the words some role's names contain: the reader's prefilter and the fast reader's
+"record-like line" test are built from them (``fampnb.logs._rules``, ``fampnb.logs._pick``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "TOTAL_LOSS", "LOG2_SCALE_KEYS", "pick_loss", "record"]
+
+ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
+
+_EXACT: dict[str, str] = {}
+for _names, _role in (
+    (("loss", "lm loss", "lm_loss", "total loss", "total_loss", "loss_total", "overall_loss",
+      "xent", "nll", "cross_entropy", "cross entropy"), "loss"),
+    (("ppl", "perplexity"), "ppl"),
+    (("loss_scale", "loss scale", "grad_scale", "grad scale", "scale", "cur_scale", "scaler",
+      "amp_scale", "loss_scaler", "lossscale", "loss-scale", "current loss scale"), "scale"),
+    (("lg_loss_scale", "log2_loss_scale", "log_loss_scale", "lg_scale", "log2_scale"),
+     "log2_scale"),
+    (("grad_norm", "gnorm", "grad norm", "gradient norm", "gradient_norm", "total_norm",
+      "grad-norm", "grad_norm_total", "gradnorm", "g_norm"), "grad_norm"),
+    (("step", "steps", "global_step", "global step", "iter", "iters", "iteration", "batch",
+      "num_updates", "update", "updates", "_step"), "step"),
+    (("epoch", "epochs"), "epoch"),
+    (("lr", "learning_rate", "learning rate"), "lr"),
+):
+    for _n in _names:
+        _EXACT[_n] = _role
+
+#: the words the names of a record's values contain (loss, scale, grad norm, epoch; lower case):
+#: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
+RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch")
+#: the words some role's names contain: the reader's prefilter is built from them
+WORDS = RECORD_WORDS + ("step", "iter", "batch", "update")
+#: keys that name the total loss of a record (every other key with ``loss`` is a component)
+TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm loss", "lm_loss",
+                        "train_loss_step", "overall_loss", "train/loss", "total loss", "xent",
+                        "nll"})
+LOG2_SCALE_KEYS = frozenset(k for k, r in _EXACT.items() if r == "log2_scale")
+_PREFIX = re.compile(r"^(?:trainer/|train/|train_|train |training[ _/])")
+
+
+def _strip(key: str) -> str:
+    key = key.strip().strip("'\"").strip()
+    return _PREFIX.sub("", key, count=1) if key[:5] == "train" else key
+
+
+@lru_cache(maxsize=4096)
+def role(key: str) -> str | None:
+    """The role of a lower-cased metric name (see the module docstring), or ``None``."""
+    k = _strip(key)
+    r = _EXACT.get(k)
+    if r is not None:
+        return r
+    if "loss" in k:
+        if "scal" in k or "weight" in k or "coef" in k or "fn" in k:
+            return None
+        if k.endswith(("_loss", " loss", "-loss", "/loss", "loss")) or k.startswith("loss"):
+            return "loss"
+        return None
+    if k.endswith(("_xent", "/xent", "_nll", "/nll")):
+        return "loss"
+    return None
+
+
+def pick_loss(pairs: dict[str, float]) -> float | None:
+    """The loss of a record given as ``{key: value}``: the exact total-loss key if there is one,
+    else the first non-finite component (mmdet prints ``loss_cls: nan``), else the first loss,
+    else a perplexity."""
+    keys = [k for k in pairs if role(k) == "loss"]
+    for k in keys:
+        if _strip(k) in TOTAL_LOSS or k in TOTAL_LOSS:
+            return pairs[k]
+    for k in keys:
+        if not math.isfinite(pairs[k]):
+            return pairs[k]
+    if keys:
+        return pairs[keys[0]]
+    ppl = [k for k in pairs if role(k) == "ppl"]
+    return pairs[ppl[0]] if ppl else None
+
+
+#: step names, most specific first (fairseq's JSON ``update`` is a fractional epoch, its
+#: ``num_updates`` the step)
+_STEP_ORDER = ("global_step", "global step", "num_updates", "step", "steps", "_step", "iteration",
+               "iter", "iters", "updates", "update", "batch")
+
+
+def record(pairs: dict[str, float]) -> dict[str, float]:
+    """``{role: value}`` of a record's numeric fields: the loss by ``pick_loss``; the step by
+    ``_STEP_ORDER`` among whole numbers (a fraction is no step); the first name of each other
+    role."""
+    out: dict[str, float] = {}
+    loss = pick_loss(pairs)
+    if loss is not None:
+        out["loss"] = loss
+    steps: dict[str, float] = {}
+    for k, v in pairs.items():
+        r = role(k)
+        if r == "step":
+            if math.isfinite(v) and v == int(v) and v >= 0:
+                steps[_strip(k)] = v
+        elif r is not None and r not in ("loss", "ppl") and r not in out:
+            out[r] = v
+    for k in _STEP_ORDER:
+        if k in steps:
+            out["step"] = steps[k]
+            break
+    return out
