@@ -109,10 +109,30 @@ def _histogram(nb: Any) -> None:
     assert "在 S = 2^1 时" in twin.shown()["verdict_text"]
 
 
+def _hazards(nb: Any) -> None:
+    from fampnb.widgets import make_hazards
+
+    twin = Twin(nb, make_hazards, scale=4.0)
+    twin.sync_from_kernel()
+    twin.wait_matches()
+    twin.step("scale", twin.press("scale", "ArrowLeft"))
+
+
+def _fp8(nb: Any) -> None:
+    from fampnb.widgets import make_fp8_scaling
+
+    from .test_nb09_fp8_scaling import SlowTwin   # its recompute takes a moment
+
+    twin = SlowTwin(nb, make_fp8_scaling, scheme="delayed", history=16)
+    twin.sync_from_kernel()
+    twin.wait_matches()
+    twin.step("spike", twin.press("spike", "ArrowRight"))
+
+
 #: notebook number -> the widget driven there (None: a notebook without a widget)
 DRIVE: dict[str, Callable[[Any], None] | None] = {
     "00": None, "01": _bits, "02": _thresholds, "03": _decay, "04": _walkthrough,
-    "05": _log_reader, "06": None, "07": _histogram,
+    "05": _log_reader, "06": None, "07": _histogram, "08": _hazards, "09": _fp8,
 }
 
 
