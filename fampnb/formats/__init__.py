@@ -9,13 +9,14 @@ Other packages import from here (``from fampnb.formats import FP16``), never fro
 from __future__ import annotations
 
 from .bits import Bits
-from .format import (BF16, FORMATS, FP8_E4M3, FP8_E5M2, FP16, FP32, Format, get, judge,
-                     safe_scale_window)
+from .format import (BF16, FORMATS, FP4_E2M1, FP8_E4M3, FP8_E5M2, FP16, FP32, Format, get,
+                     judge, safe_scale_window)
 from .window import ScaleWindow
 from .zones import Zone
 
 __all__ = [
-    "Zone", "Format", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FORMATS", "get", "judge",
+    "Zone", "Format", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FP4_E2M1", "FORMATS", "get",
+    "judge",
     "Bits", "ScaleWindow", "safe_scale_window",
 ]
 

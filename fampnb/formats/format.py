@@ -24,7 +24,8 @@ from .window import ScaleWindow
 from .zones import Zone
 
 __all__ = [
-    "Zone", "Format", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FORMATS", "get", "judge",
+    "Zone", "Format", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FP4_E2M1", "FORMATS", "get",
+    "judge",
     "Bits", "ScaleWindow", "safe_scale_window",
 ]
 
@@ -132,6 +133,8 @@ BF16 = _make("bf16", ml_dtypes.bfloat16)
 FP8_E4M3 = _make("fp8_e4m3", ml_dtypes.float8_e4m3fn)
 FP8_E5M2 = _make("fp8_e5m2", ml_dtypes.float8_e5m2)
 FORMATS: tuple[Format, ...] = (FP32, FP16, BF16, FP8_E4M3, FP8_E5M2)
+# MX's 4-bit element (OCP MX v1.0); not in FORMATS.  Its cast saturates (no inf, no NaN).
+FP4_E2M1 = _make("fp4_e2m1", ml_dtypes.float4_e2m1fn)
 
 _ALIASES = {
     "fp32": FP32, "float32": FP32, "single": FP32,
@@ -139,6 +142,7 @@ _ALIASES = {
     "bf16": BF16, "bfloat16": BF16,
     "e4m3": FP8_E4M3, "fp8_e4m3": FP8_E4M3, "e4m3fn": FP8_E4M3, "float8_e4m3fn": FP8_E4M3,
     "e5m2": FP8_E5M2, "fp8_e5m2": FP8_E5M2, "float8_e5m2": FP8_E5M2,
+    "e2m1": FP4_E2M1, "fp4_e2m1": FP4_E2M1, "float4_e2m1fn": FP4_E2M1,
 }
 
 
