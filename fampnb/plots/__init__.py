@@ -9,5 +9,5 @@ from __future__ import annotations
 from .._lazy import lazy_exports
 
 #: submodules searched, in order, for a public name
-__getattr__ = lazy_exports(__name__,
-                           ("formats", "scale", "timeline", "histogram", "fp8", "common"))
+__getattr__ = lazy_exports(__name__, ("formats", "scale", "timeline", "histogram", "hazards",
+                                      "fp8", "common"))

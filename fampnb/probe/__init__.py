@@ -20,6 +20,9 @@ predictions are still filled in where they need no device.
 - ``recorded_results()``: the probes as they ran on real GPUs, shipped with the package
   (``docs/gpu-results.md``), for readers without one; ``record_lines(rec, casts)`` prints one,
   with the rows where it and this machine differ (``row_differences``).
+- ``watch(model, fmt, scaler, every)``: hooks that find the first inf/NaN tensor of a training
+  run (module, phase, tensor) and judge it (room ``watcher``, verdict in ``verdict``; imported on
+  first use).
 - ``main(argv)``: ``python -m fampnb probe [--json]``.
 
 Rooms: ``device`` (where it runs, ``device_report``; the report), ``capability`` (bf16/TF32 from
@@ -45,3 +48,15 @@ __all__ = ["device_report", "device_lines", "cast_checks", "amp_decay", "grad_hi
            "cast_table", "report_lines", "NO_TORCH", "NO_TORCH_HINT", "CPU_NOTE", "main",
            "power_of_two_exponent", "recorded_results", "record_lines", "row_differences",
            "jsonable", "AMP_INIT_SCALE", "AMP_GROWTH_INTERVAL"]
+
+#: names served lazily from the ``watcher`` room (``fampnb.probe.watch``; a room named
+#: ``watch`` would shadow the function once imported)
+_WATCH_NAMES = frozenset({"watch", "Watch", "Origin", "Near", "StepSummary"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _WATCH_NAMES:
+        from . import watcher as _room
+
+        return getattr(_room, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,5 +11,5 @@ from .._lazy import lazy_exports
 
 #: submodules searched, in order, for a public name
 __getattr__ = lazy_exports(
-    __name__,
-    ("bits", "thresholds", "decay", "walkthrough", "logreader", "histogram", "fp8", "base"))
+    __name__, ("bits", "thresholds", "decay", "walkthrough", "logreader", "histogram", "hazards",
+               "fp8", "base"))
