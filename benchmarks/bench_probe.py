@@ -9,7 +9,7 @@ GPU record in docs/gpu-results.md timed).  Plain and hooked steps are interleave
 drift hits both alike; each ratio is the median over blocks of a hooked block against the plain
 block of the same optimizer next to it.  Runs on CUDA when present (synchronised per block), else
 on the CPU, and says which.  The recorder does no host copy inside the step: the table stays on
-the device until ``result()``.  It bins staged steps in batches (``_probe_record``), so each
+the device until ``result()``.  It bins staged steps in batches (``fampnb.probe.recorder``), so each
 hooked block ends with ``rec.flush()`` inside the timed region: a block pays for binning every step
 it recorded, never for another block's.  On the CPU the ratio of this thread's CPU time is printed
 too: on a shared machine it is not inflated by other jobs preempting the benchmark.

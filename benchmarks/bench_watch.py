@@ -19,7 +19,6 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from typing import Any
 
 BLOCKS = 18
 STEPS = 30

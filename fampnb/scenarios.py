@@ -17,21 +17,34 @@ given ``seed`` (an RNG seed; the article's numbers live in ``fampnb.seed``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .formats import BF16, FP16, Format
 from .i18n import t
-from .scaler import (STYLES, ApexScaler, DeepSpeedScaler, FairseqScaler, MegatronScaler, Policy,
-                     SeedHalving, StaticScaler, Trace, TorchGradScaler, simulate,
-                     start_up_lines)
+from .scaler import (
+    STYLES,
+    ApexScaler,
+    DeepSpeedScaler,
+    FairseqScaler,
+    MegatronScaler,
+    Policy,
+    SeedHalving,
+    StaticScaler,
+    TorchGradScaler,
+    Trace,
+    simulate,
+    start_up_lines,
+)
 from .seed import EXP2_G_MAX, EXP2_START, WARN_SCALE
 
 __all__ = ["Scenario", "SCENARIOS", "LOG_KINDS", "POLICY_LABELS", "STEPS", "scenario",
            "calibration", "spike", "drift", "persistent", "underflow", "synthetic_log",
-           "synthetic_run", "synthetic_gradients", "build_policy", "has_backoff", "load_scenario", "suggested",
+           "synthetic_run", "synthetic_gradients", "build_policy", "has_backoff", "load_scenario",
+           "suggested",
            "scenario_grads", "run_scale_decay", "summarize", "format_scale"]
 
 #: the gradient stories: name -> label (the explorer's dropdown)

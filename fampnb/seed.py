@@ -106,9 +106,9 @@ def render() -> str:
         f"{_pad(t('seed.col.grad_max'), 9, True)}  {_pad(t('seed.col.scaled'), 13, True)}  "
         f"{_pad(t('seed.col.verdict'), 9)} {t('seed.col.next')}",
     ]
-    for r in e2:
-        out.append(f"{r.row:>3}  {r.scale:>6}  {r.g_abs_max!r:>9}  {r.scaled!r:>13}  "
-                   f"{r.verdict:<9} {r.next_scale}")
+    for row in e2:
+        out.append(f"{row.row:>3}  {row.scale:>6}  {row.g_abs_max!r:>9}  {row.scaled!r:>13}  "
+                   f"{row.verdict:<9} {row.next_scale}")
     got = e2[EXP2_CHECK_ROW - 1].scale
     out += [
         t("seed.exp2.check", row=EXP2_CHECK_ROW, got=got, expected=EXP2_EXPECTED,

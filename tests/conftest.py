@@ -48,7 +48,7 @@ def torch_available() -> bool:
     return True
 
 
-TORCH_HOW = "Enable with: .venv/bin/pip install -r requirements/torch.txt (torch==2.13.0, CPU)"
+TORCH_HOW = "Enable with: make torch (requirements/torch.txt: torch==2.13.0, the CPU build)"
 
 
 def require_torch() -> None:

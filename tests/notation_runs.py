@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable
 
 NEG_NAN = -math.nan  # a NaN with the sign bit set (what glibc prints as -nan)
 
@@ -174,7 +174,7 @@ def _glibc(x: float, fmt: str = "g") -> str:
 
 def _tqdm_num(x: float) -> str:
     """tqdm.format_num: '{:.3g}' unless str() is no longer."""
-    f = "{0:.3g}".format(x).replace("+0", "+").replace("-0", "-")
+    f = f"{x:.3g}".replace("+0", "+").replace("-0", "-")
     s = str(x)
     return f if len(f) < len(s) else s
 
@@ -220,7 +220,7 @@ def render_fairseq_json(run: Run) -> list[str]:
     out = []
     for r in run.records:
         ep, k = _epoch_pos(run, r.step)
-        g = lambda v: "{:g}".format(v)  # noqa: E731
+        g = lambda v: f"{v:g}"  # noqa: E731
         loss = round(r.loss, 3) if math.isfinite(r.loss) else r.loss
         stats = {"epoch": ep, "update": round(ep - 1 + k / run.epoch_steps, 3), "loss": g(loss),
                  "nll_loss": g(round(loss * 0.9, 3) if math.isfinite(loss) else loss),

@@ -83,7 +83,7 @@ def test_precision_hint_and_validation():
         diag("apex_apex_834.log", precision="int8")
 
 
-MIDRUN = ["step {i}: loss {v}".format(i=i, v=2.0 - i / 100) for i in range(10, 300, 10)] + [
+MIDRUN = [f"step {i}: loss {2.0 - i / 100}" for i in range(10, 300, 10)] + [
     "step 300: loss nan", "step 310: loss nan"]
 
 

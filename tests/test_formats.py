@@ -12,9 +12,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from fampnb.formats import (
+    BF16,
+    FORMATS,
+    FP8_E4M3,
+    FP8_E5M2,
+    FP16,
+    FP32,
+    Bits,
+    Format,
+    ScaleWindow,
+    Zone,
+    get,
+    judge,
+    safe_scale_window,
+)
 from fampnb.formats import zones as _zones
-from fampnb.formats import (BF16, FORMATS, FP8_E4M3, FP8_E5M2, FP16, FP32, Bits, Format,
-                            ScaleWindow, Zone, get, judge, safe_scale_window)
 
 FMT_IDS = [f.name for f in FORMATS]
 U = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -100,7 +100,8 @@ def test_heldout_verdict(row):
     diagnosis = diagnose(parse(DATA / row["folder"] / row["file"]))
     assert diagnosis.verdict in row["accepted"], (
         f"{row['file']} ({row['source']}, {row['certainty']}): doctor says {diagnosis.verdict!r}, "
-        f"expected {' or '.join(repr(v) for v in row['accepted'])}; reason: {getattr(diagnosis, 'reason', '')}"
+        f"expected {' or '.join(repr(v) for v in row['accepted'])}; "
+        f"reason: {getattr(diagnosis, 'reason', '')}"
     )
 
 

@@ -12,8 +12,13 @@ pytest.importorskip("ipywidgets")
 
 from fampnb.formats import FP16, Zone  # noqa: E402
 from fampnb.probe import GradHistogram  # noqa: E402
-from fampnb.widgets.histogram import (loss_rows, make_histogram_explorer, snap_scale,  # noqa: E402
-                                      synthetic_histogram, verdict)
+from fampnb.widgets.histogram import (  # noqa: E402
+    loss_rows,
+    make_histogram_explorer,
+    snap_scale,
+    synthetic_histogram,
+    verdict,
+)
 
 
 @pytest.fixture(scope="module")

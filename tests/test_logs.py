@@ -425,8 +425,8 @@ def test_utf16_and_latin1_logs_read_like_utf8(tmp_path):
 
 
 def test_crlf_line_ends():
-    data = ("Loss scaling: 65536 -> 32768 (overflow)\r\n{'loss': nan, 'grad_norm': nan}\r\n"
-            .encode())
+    data = (b"Loss scaling: 65536 -> 32768 (overflow)\r\n{'loss': nan, 'grad_norm': nan}\r\n"
+)
     evs = list(parse(io.BytesIO(data)))
     assert [(e.kind, e.line_no) for e in evs] == [("backoff", 1), ("nan", 2)]
     assert not any(e.text.endswith("\r") for e in evs)
@@ -565,8 +565,10 @@ def _ds_cascade_log(n: int, at: int, depth: int) -> list[str]:
         "ds-cascade-recovers", "ds-cascade-at-the-end", "megatron-collapse", "megatron-bf16-nan",
         "megatron-healthy"])
 def test_scan_verdict_equals_parse_on_long_logs(lines, monkeypatch, tmp_path):
-    from fampnb.logs import _blocks as _logscan, _pick as _logpick, _scan as _scanmod
     from fampnb.diagnose import diagnose
+    from fampnb.logs import _blocks as _logscan
+    from fampnb.logs import _pick as _logpick
+    from fampnb.logs import _scan as _scanmod
 
     monkeypatch.setattr(_logscan, "BLOCK", 64 << 10)
     monkeypatch.setattr(_logpick, "SAMPLE", 200)
@@ -790,8 +792,10 @@ def _wrapped_ds_log(n: int) -> list[str]:
 
 
 def test_scan_joins_wrapped_records_like_parse(monkeypatch, tmp_path):
-    from fampnb.logs import _blocks as _logscan, _pick as _logpick, _scan as _scanmod
     from fampnb.diagnose import diagnose
+    from fampnb.logs import _blocks as _logscan
+    from fampnb.logs import _pick as _logpick
+    from fampnb.logs import _scan as _scanmod
 
     monkeypatch.setattr(_logscan, "BLOCK", 8 << 10)
     monkeypatch.setattr(_logpick, "SAMPLE", 200)
@@ -829,8 +833,10 @@ def test_key_value_tables_are_one_record():
 
 
 def test_scan_reads_the_new_wordings_like_parse(monkeypatch):
-    from fampnb.logs import _blocks as _logscan, _pick as _logpick, _scan as _scanmod
     from fampnb.diagnose import diagnose
+    from fampnb.logs import _blocks as _logscan
+    from fampnb.logs import _pick as _logpick
+    from fampnb.logs import _scan as _scanmod  # noqa: F401  (imported as the test ran before)
 
     monkeypatch.setattr(_logscan, "BLOCK", 64 << 10)
     monkeypatch.setattr(_logpick, "SAMPLE", 200)
@@ -924,7 +930,12 @@ def test_parallel_scan_equals_the_in_process_scan(tmp_path, monkeypatch):
 
 # ---- TensorBoard event files (the optional extra) -----------------------------------------------
 def _tfevents(tmp_path, scalars: list[tuple[int, dict[str, float]]]) -> Path:
-    pytest.importorskip("tensorboard", reason="the TensorBoard extra is not installed")
+    import importlib.util
+
+    from conftest import require
+
+    require(importlib.util.find_spec("tensorboard") is not None,
+            "the TensorBoard extra is not installed", "Enable with: pip install -e '.[tensorboard]'")
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
@@ -940,6 +951,7 @@ def _tfevents(tmp_path, scalars: list[tuple[int, dict[str, float]]]) -> Path:
     return renamed
 
 
+@pytest.mark.tensorboard
 def test_tensorboard_event_file_is_read_by_its_content(tmp_path):
     from fampnb.diagnose import diagnose
 

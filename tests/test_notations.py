@@ -19,12 +19,22 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from notation_runs import (
+    CARRIES_SCALE,
+    NOTATIONS,
+    RUNS,
+    Run,
+    data_run,
+    healthy_run,
+    no_scaler_run,
+    overflow_run,
+    pairs,
+    render,
+    text,
+)
 
 from fampnb.diagnose import diagnose
 from fampnb.logs import parse, scan
-
-from notation_runs import (CARRIES_SCALE, NOTATIONS, RUNS, Run, data_run, healthy_run, no_scaler_run,
-                           overflow_run, pairs, render, text)
 
 DEFAULT = {name: make() for name, make in RUNS.items()}
 PAIRS = pairs()

@@ -12,9 +12,16 @@ matplotlib = pytest.importorskip("matplotlib")
 from matplotlib.figure import Figure  # noqa: E402
 
 from fampnb.formats import BF16, FP16  # noqa: E402
-from fampnb.plots.scale import (WARN_SCALE, draw_grad_window, draw_range_check,  # noqa: E402
-                                draw_scale_trace, scale_series, update_grad_window,
-                                update_range_check, update_scale_trace)
+from fampnb.plots.scale import (  # noqa: E402
+    WARN_SCALE,
+    draw_grad_window,
+    draw_range_check,
+    draw_scale_trace,
+    scale_series,
+    update_grad_window,
+    update_range_check,
+    update_scale_trace,
+)
 
 
 def _ax():

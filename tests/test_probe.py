@@ -13,10 +13,10 @@ import pytest
 
 from conftest import ROOT
 from fampnb import probe
+from fampnb.formats import BF16, FP8_E4M3, FP8_E5M2, FP16, FP32, Zone
+from fampnb.probe import GradHistogram, GradHistogramRecorder
 from fampnb.probe import casts as _probe_casts
 from fampnb.probe.histogram import DEFAULT_FORMATS
-from fampnb.probe import GradHistogram, GradHistogramRecorder
-from fampnb.formats import BF16, FP8_E4M3, FP8_E5M2, FP16, FP32, Zone
 
 ALL = DEFAULT_FORMATS + (FP32,)
 

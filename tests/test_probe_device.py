@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import ROOT
-from fampnb.probe import capability as pd
 from fampnb import probe
+from fampnb.probe import capability as pd
 
 
 class _Matmul:

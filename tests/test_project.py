@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+
 import tomllib
 
 from conftest import ROOT
@@ -63,7 +64,8 @@ def test_ci_runs_the_readme_test_command_with_pinned_torch():
     ci = (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text()
     assert "make test" in ci and "make test" in readme and "make lab" in readme
-    assert "torch==2.13.0" in ci
+    assert re.search(r"^\s*make torch\b", ci, re.M)  # requirements/torch.txt: torch==2.13.0
+    assert "torch==2.13.0" in (ROOT / "requirements" / "torch.txt").read_text().splitlines()
     assert "FAMPNB_STRICT=1" in ci
 
 
@@ -75,17 +77,13 @@ def test_import_fampnb_is_light():
     assert out.stdout.strip() == ""
 
 
-def test_lower_layers_do_not_import_higher_ones():
-    """Data flows formats -> scaler -> logs -> diagnose -> plots -> widgets; never back."""
-    order = ["formats", "seed", "scaler", "scenarios", "logs", "diagnose", "chain", "report", "probe",
-             "plots", "widgets"]
-    for i, mod in enumerate(order):
-        path = ROOT / "fampnb" / f"{mod}.py"
-        if not path.exists():
-            continue
-        text = path.read_text()
-        for higher in order[i + 1:]:
-            if mod == "probe" or (mod == "report" and higher == "probe"):
-                continue
-            assert not re.search(rf"^\s*(from \.+{higher}\b|import fampnb\.{higher}\b|from fampnb\.{higher}\b)",
-                                 text, re.M), f"{mod} imports {higher}"
+def test_make_test_runs_the_linters_first():
+    """ruff over the tree and mypy over the model layer run before the tests (layering itself:
+    tests/test_layers.py)."""
+    make = (ROOT / "Makefile").read_text()
+    assert re.search(r"^test: lint\b", make, re.M)
+    lint = re.search(r"^lint:.*\n((?:\t.*\n)+)", make, re.M)
+    assert lint and "ruff check" in lint.group(1) and "mypy" in lint.group(1)
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert {"ruff", "mypy"} <= {_name(r) for r in meta["project"]["optional-dependencies"]["test"]}
+    assert meta["tool"]["mypy"]["disallow_untyped_defs"] is True

@@ -10,9 +10,18 @@ import numpy as np
 import pytest
 
 from fampnb import scaler
-from fampnb.formats import BF16, FP16, FP8_E4M3
-from fampnb.scaler import (ApexScaler, DeepSpeedScaler, FairseqScaler, KerasScaler,
-                           MegatronScaler, SeedHalving, StaticScaler, TorchGradScaler, simulate)
+from fampnb.formats import BF16, FP8_E4M3, FP16
+from fampnb.scaler import (
+    ApexScaler,
+    DeepSpeedScaler,
+    FairseqScaler,
+    KerasScaler,
+    MegatronScaler,
+    SeedHalving,
+    StaticScaler,
+    TorchGradScaler,
+    simulate,
+)
 from fampnb.seed import EXP2_G_MAX, experiment_2
 
 ALL = [TorchGradScaler(), DeepSpeedScaler(), MegatronScaler(), FairseqScaler(), ApexScaler(),

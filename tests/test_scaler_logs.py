@@ -9,8 +9,17 @@ from importlib import resources
 import pytest
 
 from fampnb.formats import BF16
-from fampnb.scaler import (STYLES, ApexScaler, DeepSpeedScaler, FairseqScaler, MegatronScaler,
-                           SeedHalving, StaticScaler, TorchGradScaler, simulate)
+from fampnb.scaler import (
+    STYLES,
+    ApexScaler,
+    DeepSpeedScaler,
+    FairseqScaler,
+    MegatronScaler,
+    SeedHalving,
+    StaticScaler,
+    TorchGradScaler,
+    simulate,
+)
 from fampnb.seed import EXP2_G_MAX
 
 DS_PREFIX = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[INFO\] "

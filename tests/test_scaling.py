@@ -15,10 +15,23 @@ import pytest
 
 from conftest import require
 from fampnb.formats import FP4_E2M1, FP8_E4M3, FP8_E5M2, Zone, get
-from fampnb.scaling import (CATEGORIES, SCHEMES, DelayedScaling, Shares, current_scale,
-                            demo_activations, demo_amax_trace, demo_gradients, mx_quantize,
-                            rowwise_scales, saturation_threshold, scheme_view, shares,
-                            with_spike, zone_codes)
+from fampnb.scaling import (
+    CATEGORIES,
+    SCHEMES,
+    DelayedScaling,
+    Shares,
+    current_scale,
+    demo_activations,
+    demo_amax_trace,
+    demo_gradients,
+    mx_quantize,
+    rowwise_scales,
+    saturation_threshold,
+    scheme_view,
+    shares,
+    with_spike,
+    zone_codes,
+)
 from fampnb.scaling.mx import block_scaled, emax
 
 F32 = np.float32

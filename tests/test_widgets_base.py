@@ -49,3 +49,33 @@ def test_tag_adds_the_css_class():
 
     slider = base.tag(w.FloatSlider(), "bits-value")
     assert "fampnb-bits-value" in slider._dom_classes
+
+
+def test_inline_refresh_draws_once_and_shows_the_whole_figure(monkeypatch):
+    """One refresh is one Agg draw (no tight-box pass), and its PNG has the pixels of the
+    figure as ``savefig`` renders it at the figure's size and dpi."""
+    import io
+
+    import IPython.display as ipd
+    import numpy as np
+    from PIL import Image
+
+    shown = []
+    monkeypatch.setattr(ipd, "display", lambda obj, **kw: shown.append(obj))
+    monkeypatch.setattr(ipd, "clear_output", lambda wait=False: None)
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    live = base.LiveFigure(figsize=(3, 2), nrows=2)
+    live.ax.plot([0, 1], [1, 0], label="a line")
+    live.ax.legend()
+    live.ax.set_title("a title")
+    draws = []
+    live.fig.canvas.mpl_connect("draw_event", draws.append)
+    live.refresh()
+    assert len(draws) == 1 and len(shown) == 1
+    got = np.asarray(Image.open(io.BytesIO(shown[0].data)).convert("RGBA"))
+    buf = io.BytesIO()
+    live.fig.savefig(buf, format="png")
+    want = np.asarray(Image.open(buf).convert("RGBA"))
+    dpi = live.fig.dpi
+    assert got.shape == want.shape == (round(2 * dpi), round(3 * dpi), 4)
+    assert np.array_equal(got, want)

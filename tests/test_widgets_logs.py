@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
-from fampnb.formats import FP16  # noqa: E402
 from fampnb.chain import CHECKLIST, walk_chain  # noqa: E402
+from fampnb.formats import FP16  # noqa: E402
 
 
 def _classes(w):
@@ -154,13 +154,42 @@ def test_walkthrough_bad_input_is_a_message(monkeypatch):
 
 import datetime as _dt  # noqa: E402
 
-from fampnb.widgets.logreader import read_log, make_log_reader  # noqa: E402
+from fampnb.widgets.logreader import make_log_reader, read_log  # noqa: E402
 
 
-def _upload(name: str, content: bytes) -> tuple:
+def _upload_value_8(name: str, content: bytes) -> tuple:
+    """FileUpload.value in ipywidgets 8: a tuple of dicts."""
     return ({"name": name, "type": "text/plain", "size": len(content),
              "content": memoryview(content),
              "last_modified": _dt.datetime(2024, 1, 1, tzinfo=_dt.timezone.utc)},)
+
+
+def _upload_value_7(name: str, content: bytes) -> dict:
+    """FileUpload.value in ipywidgets 7: a dict of name -> {metadata, content}."""
+    return {name: {"metadata": {"name": name, "type": "text/plain", "size": len(content),
+                                "lastModified": 1704067200000}, "content": content}}
+
+
+def _upload(widget, name: str, content: bytes) -> None:
+    """Choose a file as the front end does: ipywidgets 8 sets ``value``; 7 sets ``metadata`` and
+    ``data`` and bumps ``_counter``, and the widget builds its read-only ``value`` from them."""
+    import ipywidgets
+
+    if int(ipywidgets.__version__.split(".")[0]) >= 8:
+        widget.value = _upload_value_8(name, content)
+        return
+    widget.metadata = [_upload_value_7(name, content)[name]["metadata"]]
+    widget.data = [content]
+    widget.set_trait("_counter", widget._counter + 1)
+
+
+@pytest.mark.parametrize("make", [_upload_value_7, _upload_value_8],
+                         ids=["ipywidgets7", "ipywidgets8"])
+def test_upload_value_of_either_ipywidgets_release(make):
+    from fampnb.widgets.logreader import _upload_bytes
+
+    assert _upload_bytes(make("a.log", b"loss 1.0\n")) == ("a.log", b"loss 1.0\n")
+    assert _upload_bytes(type(make("a.log", b""))()) is None  # nothing chosen yet
 
 
 @pytest.mark.parametrize("data, needle", [
@@ -219,7 +248,7 @@ def test_log_reader_paste_sample_upload_and_bad_paste():
     c["paste"].value = ""
     assert "empty" in a["verdict_text"].value
     text = "\n".join(logs.read_sample("deepspeed_CogVideo_233.log")).encode()
-    c["upload"].value = _upload("cog.log.gz", gzip.compress(text))
+    _upload(c["upload"], "cog.log.gz", gzip.compress(text))
     assert ">healthy<" in a["verdict_text"].value and "cog.log.gz" in a["source_text"].value
     c["paste"].value = "\n".join(logs.read_sample("hf-trainer_LlamaFactory_5660-bf16.log"))
     c["precision"].value = "bf16"

@@ -8,10 +8,8 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 from fampnb import scaler, scenarios  # noqa: E402
-
+from fampnb.scenarios import POLICY_LABELS, SCENARIOS, run_scale_decay, suggested, summarize  # noqa: E402
 from fampnb.seed import EXP2_G_MAX, experiment_2  # noqa: E402
-from fampnb.scenarios import (POLICY_LABELS, SCENARIOS, run_scale_decay, suggested,  # noqa: E402
-                              summarize)
 from fampnb.widgets.decay import check_row_answer, make_row_question, make_scale_decay  # noqa: E402
 
 

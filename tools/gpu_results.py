@@ -22,8 +22,8 @@ if str(ROOT) not in sys.path:      # run as a script from a checkout without an 
     sys.path.insert(0, str(ROOT))
 
 from fampnb import probe  # noqa: E402
-from fampnb.probe.recorded import _restore, row_differences  # noqa: E402
 from fampnb.formats import FP8_E4M3  # noqa: E402
+from fampnb.probe.recorded import _restore, row_differences  # noqa: E402
 
 DATA = ROOT / "fampnb" / "data" / "gpu"
 PAGE = ROOT / "docs" / "gpu-results.md"

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import nbformat
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 NB_DIR = ROOT / "notebooks"

@@ -13,9 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fampnb.diagnose._accumulate import FLOOR, Accumulator, Run
-from fampnb.diagnose._judge import (at_start, ends_on_bad_grad_jump, failure_run, fmt,
-                                    healthy_reason, held, nan_verdict, scale_holds,
-                                    stuck_skipping)
+from fampnb.diagnose._judge import (
+    at_start,
+    ends_on_bad_grad_jump,
+    failure_run,
+    fmt,
+    healthy_reason,
+    held,
+    nan_verdict,
+    scale_holds,
+    stuck_skipping,
+)
 from fampnb.diagnose._text import CAVEATS
 from fampnb.logs import Event
 

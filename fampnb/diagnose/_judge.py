@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import math
 
-from fampnb.diagnose._accumulate import (CALIBRATION_FLOOR, EARLY_STEPS, FLOOR, NEAR_RECORDS,
-                                         Accumulator, Run)
+from fampnb.diagnose._accumulate import CALIBRATION_FLOOR, EARLY_STEPS, FLOOR, NEAR_RECORDS, Accumulator, Run
 from fampnb.diagnose._text import CAVEATS, SILENT
 from fampnb.logs import Event
 

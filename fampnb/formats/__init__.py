@@ -9,8 +9,19 @@ Other packages import from here (``from fampnb.formats import FP16``), never fro
 from __future__ import annotations
 
 from .bits import Bits
-from .format import (BF16, FORMATS, FP4_E2M1, FP8_E4M3, FP8_E5M2, FP16, FP32, Format, get,
-                     judge, safe_scale_window)
+from .format import (
+    BF16,
+    FORMATS,
+    FP4_E2M1,
+    FP8_E4M3,
+    FP8_E5M2,
+    FP16,
+    FP32,
+    Format,
+    get,
+    judge,
+    safe_scale_window,
+)
 from .window import ScaleWindow
 from .zones import Zone
 

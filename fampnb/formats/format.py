@@ -66,14 +66,13 @@ class Format:
 
         Exact: agrees with the real cast ``x.astype(self.dtype)`` for every value of ``x``'s own
         dtype, so a float64 input is judged as the installed ml_dtypes converts it to bf16/fp8
-        (through float32, two roundings, up to 0.6; directly from 0.7.0) and as numpy does to
-        fp16 (directly, one rounding).  float16,
-        bfloat16, float32 and float64 inputs are classified on the bit pattern against thresholds
-        found with real casts (a few integer compares per element, in cache-sized chunks; extra
-        memory is the int8 result, a copy for non-contiguous input); other 1-2 byte float dtypes
-        via a table of all their codes; anything else (ints, objects) by casting everything.  NaN
-        inputs give ``Zone.NAN``, ±inf ``Zone.OVERFLOW`` (also for e4m3fn, whose cast gives NaN),
-        input zeros ``Zone.ZERO``.
+        (through float32, two roundings, up to 0.6; directly from 0.7.0) and as numpy does to fp16
+        (directly, one rounding).  float16, bfloat16, float32 and float64 inputs are classified on
+        the bit pattern against thresholds found with real casts (a few integer compares per
+        element, in cache-sized chunks; extra memory is the int8 result, a copy for non-contiguous
+        input); other 1-2 byte float dtypes via a table of all their codes; anything else (ints,
+        objects) by casting everything.  NaN inputs give ``Zone.NAN``, ±inf ``Zone.OVERFLOW``
+        (also for e4m3fn, whose cast gives NaN), input zeros ``Zone.ZERO``.
         """
         return _zones.classify(x, self.dtype, self.min_normal)
 
@@ -104,8 +103,9 @@ class Format:
         up to 0.6 goes through float32 for bf16/fp8, 0.7.0 and later directly).  Subnormals and
         zero report the minimum exponent ``1 - bias``.  Neighbours are those of the stored value
         in this format: beyond ``max`` comes inf (NaN for e4m3fn, which has no inf); for ±inf the
-        neighbours are ±max and ±inf; for NaN all derived numbers are NaN.  ``ulp`` is the gap from the stored value to the next
-        larger magnitude (``min_subnormal`` at zero, NaN at inf/NaN); ``rel_error`` is
+        neighbours are ±max and ±inf; for NaN all derived numbers are NaN.  ``ulp`` is the gap
+        from the stored value to the next larger magnitude (``min_subnormal`` at zero, NaN at
+        inf/NaN); ``rel_error`` is
         ``|stored - value| / |value|`` computed exactly (0 for value 0, inf when a finite value
         overflows to inf, NaN when either side is NaN).
         """

@@ -6,16 +6,17 @@ pattern (sign bit cleared) orders like an unsigned integer.  So each zone bounda
 threshold, found once per (input dtype, target dtype) by bisection with *real* scalar casts (so the
 installed library's own rounding is what is mirrored: the float64 -> float32 -> bf16/fp8 double
 rounding of ml_dtypes up to 0.6 as well as the single rounding of 0.7.0 and later), and
-classification is a few integer comparisons per element, done in cache-sized chunks.  Other 1- and 2-byte input dtypes use a lookup table built from real casts of
-all their codes; anything else is classified by casting everything (slow, exact).  Zone codes are
-the integers of ``Zone`` (defined here, exported by ``fampnb.formats``): NAN 0, OVERFLOW 1,
-NORMAL 2, SUBNORMAL 3, UNDERFLOW 4, ZERO 5; a code is ``5 - (number of thresholds <= |bits|)``.
+classification is a few integer comparisons per element, done in cache-sized chunks.  Other 1- and
+2-byte input dtypes use a lookup table built from real casts of all their codes; anything else is
+classified by casting everything (slow, exact).  Zone codes are the integers of ``Zone`` (defined
+here, exported by ``fampnb.formats``): NAN 0, OVERFLOW 1, NORMAL 2, SUBNORMAL 3, UNDERFLOW 4,
+ZERO 5; a code is ``5 - (number of thresholds <= |bits|)``.
 """
 
 from __future__ import annotations
 
 import enum
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import ml_dtypes
@@ -72,7 +73,7 @@ def _scalar_cast(src: np.dtype, code: int, dst: Any) -> float:
     return float(cast(cast(one, dst), np.float64)[0])
 
 
-@lru_cache(maxsize=None)
+@cache
 def thresholds(src: np.dtype, dst: np.dtype, min_normal: float) -> tuple[int, int, int, int, int]:
     """Unsigned magnitude thresholds (1, first non-zero, first normal, first overflow, first NaN).
 
@@ -99,7 +100,7 @@ def thresholds(src: np.dtype, dst: np.dtype, min_normal: float) -> tuple[int, in
     return 1, t_sub, t_norm, t_over, inf_code + 1
 
 
-@lru_cache(maxsize=None)
+@cache
 def lookup_table(src: np.dtype, dst: np.dtype, min_normal: float) -> np.ndarray:
     """Zone of every code of a 1- or 2-byte ``src`` dtype, classified by real casts (int8)."""
     codes = np.arange(1 << (8 * src.itemsize), dtype=UINT[src.itemsize]).view(src)

@@ -7,7 +7,8 @@ package, ``fampnb.logs._tensorboard``), a file object in text or binary mode, or
 (lines longer than 1 MiB are cut into pieces with the same line number), so memory stays flat.
 Bytes are decoded as UTF-8, UTF-16 (BOM) or Latin-1 (``fampnb.logs._read``): binary garbage
 yields no events, not an error; a gzip cut short yields the events read and a ``note`` event
-(``rule="truncated"``).  ``\\r`` inside a line (tqdm progress bars) separates records: each part is read on its own.
+(``rule="truncated"``).  ``\\r`` inside a line (tqdm progress bars) separates records: each
+part is read on its own.
 
 The rules themselves live in ``fampnb.logs._rules`` (one regex per wording of
 ``reference/loss-scalers.md``); nothing in a log is ever evaluated.  ``scan(path)`` is the fast

@@ -1,7 +1,8 @@
 """The records reader: any line, or row of a structured file, -> ``{name: value text}`` fields.
 
 Notations read (searched in the lower-cased line; nothing is evaluated): JSON objects (numbers or
-quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``[key] value`` (loguru trainers), ``key=value``, ``key = value``,
+quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``[key] value`` (loguru trainers),
+``key=value``, ``key = value``,
 ``key: value``, ``key value``, with fields split by ``|`` ``,`` ``;`` `` - ``, tabs or runs of
 spaces (progress-bar postfixes of tqdm and Keras are such fields), a value possibly wrapped as
 ``tensor(...)`` or followed by ``%``; keys of up to three words (``lm loss``, ``loss scale``), a

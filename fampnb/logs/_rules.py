@@ -21,11 +21,37 @@ from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
 from fampnb.logs._fields import records as _records
 from fampnb.logs._fields import table_row as _table_row
-from fampnb.logs._messages import (ANOMALY, ANOMALY_WORDS, APEX, APEX_SKIP, ARTICLE, DS_GRAD_OVF,
-                                   DS_HYST, DS_MIN, DS_PROGRESS, DS_REDUCE, DYN_DOWN, DYN_UP,
-                                   FAIRSEQ, FS_OVF_ERR, GRADS_NONFINITE, LEGACY_SCALE, LG_CHANGE,
-                                   LOSS_ERR, MIN_REACHED, MISUSE, MISUSE_WORDS, PREC, PREC_WORDS,
-                                   REACHED, SCALE_SMALL, SCHED_WARN, START, TF_NAN, TRACE_ERR)
+from fampnb.logs._messages import (
+    ANOMALY,
+    ANOMALY_WORDS,
+    APEX,
+    APEX_SKIP,
+    ARTICLE,
+    DS_GRAD_OVF,
+    DS_HYST,
+    DS_MIN,
+    DS_PROGRESS,
+    DS_REDUCE,
+    DYN_DOWN,
+    DYN_UP,
+    FAIRSEQ,
+    FS_OVF_ERR,
+    GRADS_NONFINITE,
+    LEGACY_SCALE,
+    LG_CHANGE,
+    LOSS_ERR,
+    MIN_REACHED,
+    MISUSE,
+    MISUSE_WORDS,
+    PREC,
+    PREC_WORDS,
+    REACHED,
+    SCALE_SMALL,
+    SCHED_WARN,
+    START,
+    TF_NAN,
+    TRACE_ERR,
+)
 from fampnb.logs._notation import header as _header
 from fampnb.logs._notation import json_field as _json_field
 from fampnb.logs._notation import row as _csv_row

@@ -21,9 +21,9 @@ import stat
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from fampnb.logs._event import Event
 from fampnb.logs import _blocks
 from fampnb.logs._blocks import pick_stream
+from fampnb.logs._event import Event
 from fampnb.logs._pick import Pick, Picker
 from fampnb.logs._read import Reader, decode, open_binary, segments, wrap
 from fampnb.logs._rules import LineState, finish, parse_segment, structured_head, truncated_note

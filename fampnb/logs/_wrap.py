@@ -13,7 +13,7 @@ lines on their own, as if nothing had been tried.  Wordings: ``reference/loss-sc
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 from fampnb.logs._num import NUM
 
@@ -74,7 +74,7 @@ def _full_rx(anchor: str, rest: str) -> re.Pattern[str]:
     return re.compile(re.escape(anchor) + "".join(_tokens(rest)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _patterns() -> tuple[dict[str, tuple[re.Pattern[str], ...]], re.Pattern[str],
                          tuple[re.Pattern[str], ...]]:
     """Compiled on first use (compiling costs more than a small log's reading): anchor -> its
@@ -86,7 +86,7 @@ def _patterns() -> tuple[dict[str, tuple[re.Pattern[str], ...]], re.Pattern[str]
     return full, anchor, tuple(_full_rx(a, r) for a, r in WORDINGS)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _prefixes(anchor: str) -> tuple[re.Pattern[str], ...]:
     """The prefix patterns of ``anchor``'s wordings (slow to compile: only for a line that
     carries the anchor without completing any of its wordings)."""

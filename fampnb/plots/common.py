@@ -168,6 +168,12 @@ def fast_log_ticks(axis: Any, base: int) -> None:
         k = math.log(v, base)
         return f"{base}{sup(int(round(k)))}" if abs(k - round(k)) < 1e-9 else ""
 
-    axis.set_major_locator(LogLocator(base=base, numticks=8))
+    class AtMost(LogLocator):  # matplotlib 3.10.0 (Colab's) can give more than numticks
+        def tick_values(self, vmin: float, vmax: float) -> Any:
+            lo, hi = sorted((vmin, vmax))
+            ticks = [t for t in super().tick_values(vmin, vmax) if lo <= t <= hi]
+            return ticks[::-(-len(ticks) // 8) or 1]
+
+    axis.set_major_locator(AtMost(base=base, numticks=8))
     axis.set_major_formatter(FuncFormatter(label))
     axis.set_minor_locator(NullLocator())

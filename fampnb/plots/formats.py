@@ -14,8 +14,16 @@ from typing import Any
 
 from ..i18n import pt
 from .. import formats as F
-from .common import (BAND_LABELS, BIT_COLORS, ZONE_COLORS, draw_bands, format_bands, log2,
-                     pow2_label, setup_log2_axis)
+from .common import (
+    BAND_LABELS,
+    BIT_COLORS,
+    ZONE_COLORS,
+    draw_bands,
+    format_bands,
+    log2,
+    pow2_label,
+    setup_log2_axis,
+)
 from .common import sup as _sup
 
 __all__ = [

@@ -123,7 +123,8 @@ def draw_scale_trace(ax: Any, data: Any, *, title: str | None = None) -> dict[st
     The line shows the scale step by step and ends with the scale after the last step; red
     triangles mark backoffs (overflow, scale halved), orange rings skipped steps without a backoff
     (DeepSpeed/Megatron hysteresis, or a scale pinned at its floor), green triangles growth, a black
-    cross the step where a fatal minimum ended the run (``Trace.fatal``).  The dashed line is the article's 256.
+    cross the step where a fatal minimum ended the run (``Trace.fatal``).  The dashed line is the
+    article's 256.
     """
     s = scale_series(data)
     ax.set_yscale("log", base=2)

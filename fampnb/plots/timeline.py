@@ -3,9 +3,9 @@
 ``draw_timeline(ax, data)`` draws once and returns the artists; ``update_timeline(artists, data)``
 moves them to new data (no new artists, no new figure).  ``data`` is a ``Diagnosis`` (made by
 ``fampnb.diagnose.diagnose``; the plot reads its ``verdict`` and its ``trajectory``, ``losses``,
-``backoff_marks`` and ``nan_marks``, never diagnoses) or None / empty for "no log yet".  The scale is on ``ax`` (log2 axis, with the
-article's 256 line); the loss on a twin axis on the right.  Red triangles mark backoffs, purple
-crosses NaN records (drawn on the top edge: NaN has no height).
+``backoff_marks`` and ``nan_marks``, never diagnoses) or None / empty for "no log yet".  The
+scale is on ``ax`` (log2 axis, with the article's 256 line); the loss on a twin axis on the right.
+Red triangles mark backoffs, purple crosses NaN records (drawn on the top edge: NaN has no height).
 """
 
 from __future__ import annotations

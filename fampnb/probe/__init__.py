@@ -37,8 +37,17 @@ from __future__ import annotations
 from .amp import AMP_GROWTH_INTERVAL, AMP_INIT_SCALE, amp_decay, demo_problem
 from .casts import cast_checks
 from .cli import main
-from .device import (CPU_NOTE, NO_TORCH, cast_table, device_lines, device_report, jsonable,
-                     measurement_label, report_lines, resolve_device)
+from .device import (
+    CPU_NOTE,
+    NO_TORCH,
+    cast_table,
+    device_lines,
+    device_report,
+    jsonable,
+    measurement_label,
+    report_lines,
+    resolve_device,
+)
 from .histogram import NO_TORCH_HINT, GradHistogram, power_of_two_exponent
 from .recorded import record_lines, recorded_results, row_differences
 from .recorder import GradHistogramRecorder, grad_histogram

@@ -1,4 +1,4 @@
-"""What a device can do in bf16 and TF32, from its compute capability (internal to ``fampnb.probe``).
+"""What a device can do in bf16 and TF32, from its compute capability.
 
 torch's own flags say what torch *would allow*, not what the hardware does: a Colab T4 (compute
 capability 7.5) reports ``bf16_supported: False`` and then runs bf16 anyway, emulated through fp32

@@ -17,7 +17,8 @@ import numpy as np
 from ..formats import BF16, FP8_E4M3, FP8_E5M2, FP16, FP32, Format
 from .device import _label, _no_torch, _torch, measurement_label, resolve_device
 
-#: the stack difference documented in shared/reference/float-formats.md §2
+#: the one documented stack difference (pytorch PR #178817, torch 2.12; ml_dtypes 0.6/0.7 cast
+#: e4m3fn overflow to NaN)
 E4M3_SATURATION_NOTE = (
     "documented stack difference: torch >= 2.12 saturates float8_e4m3fn overflow to ±448 "
     "(pytorch PR #178817; older torch gave NaN); ml_dtypes, the model, gives NaN "
@@ -144,7 +145,7 @@ def arithmetic_rows(torch: Any, dev: Any) -> list[dict[str, Any]]:
     arithmetic in fp16 / bf16 / fp32 (does the device flush subnormals?)."""
     rows: list[dict[str, Any]] = []
 
-    def t(values: list[float], dtype: str) -> Any:
+    def t(values: list[Any], dtype: str) -> Any:  # a list of floats, or of lists of them
         base = torch.tensor(values, dtype=torch.float32, device=dev)
         return base.to(getattr(torch, dtype))
 

@@ -114,8 +114,8 @@ class _Layout:
     """Mantissa sub-bins: sub-bin ``j`` = number of cuts strictly below ``m`` (bucketize, right=False).
 
     ``cuts`` always holds prev32(0.5) (so j == 0 means m == 0, a zero), then 1.0 and +inf (finite
-    mantissas are < 1, so inf alone lands on ``j_inf`` and NaN past every cut, on ``j_nan``).  A threshold with
-    mantissa ``f`` adds the cut prev32(f): then ``m >= f`` <=> ``j > index(prev32(f))``.
+    mantissas are < 1, so inf alone lands on ``j_inf`` and NaN past every cut, on ``j_nan``).  A
+    threshold with mantissa ``f`` adds the cut prev32(f): then ``m >= f`` <=> ``j > index(prev32(f))``.
     """
 
     formats: tuple[_FormatCuts, ...]

@@ -42,14 +42,14 @@ def recorded_results() -> list[dict[str, Any]]:
 
 
 def row_differences(rows: list[dict[str, Any]],
-                    other_rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
+                    other_rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float | None]]:
     """The rows whose ``device_result`` differs from the same row of ``other_rows`` (matched by
     kind, dtype and label; NaN equals NaN, the sign of zero counts), each with the other value.
     Rows missing on either side, or without a device result, are not compared."""
     from .casts import _same
 
     other = {(r["kind"], r["dtype"], r["label"]): r["device_result"] for r in other_rows}
-    out = []
+    out: list[tuple[dict[str, Any], float | None]] = []
     for r in rows:
         theirs = other.get((r["kind"], r["dtype"], r["label"]))
         if _same(r["device_result"], theirs) is False:

@@ -19,18 +19,8 @@ batches: each step's gradients are copied into the next slot of a persistent fp3
 buffer is full, at ``result()`` and at ``flush()``.  Every recorded step is counted exactly once; only
 *when* it is binned changes.  Models larger than the buffer (``buffer_elems``: 2 MiB on the CPU,
 64 MiB on a GPU) are binned at each step (the per-kernel cost is then small next to the work).
-Measured on the 2-core CI box (``benchmarks/bench_probe.py``, medians of interleaved blocks; this
-machine's timings move by 10% between runs): the hook on every step of the demo model costs
-1.01-1.10x an Adam step (how the demo trains) and 1.10-1.16x a plain SGD step (the cheapest step,
-so the hook's worst case); every 10th step costs 0.98-1.06x.  Binning (~3 ns a value: five integer
-passes and the scattered ``index_add_``) is most of it, the staging copy and its Python call ~7 us
-a step.  Inside a training step both cost 2-3x what they cost hot in a loop on their own: a hook
-that only copies the gradients already costs 1.03x Adam / 1.05x SGD (the bench's "copy only"
-line).  Tried and measured no faster in a step: int32 counts, a gather to a cache-sized table,
-fewer or more slots, and a compiled (numba) loop over a 30 KB table (1.11x SGD).  On an H200
-(docs/gpu-results.md) the every-step hook cost 1.025x and 1.045x a plain SGD step of the demo model
-in two runs, with no host synchronisation in a step (checked with
-``torch.cuda.set_sync_debug_mode("error")``).
+What this costs, measured, and the variants tried and found no faster are in
+``benchmarks/README.md`` (``bench_probe.py``).
 """
 
 from __future__ import annotations
@@ -40,8 +30,18 @@ from typing import Any
 
 import numpy as np
 
-from .histogram import (E_MAX, E_MIN, N_E, NO_TORCH_HINT, GradHistogram, _Layout, _layout,
-                          _next32, _resolve_formats, power_of_two_exponent)
+from .histogram import (
+    E_MAX,
+    E_MIN,
+    N_E,
+    NO_TORCH_HINT,
+    GradHistogram,
+    _Layout,
+    _layout,
+    _next32,
+    _resolve_formats,
+    power_of_two_exponent,
+)
 
 __all__ = ["GradHistogramRecorder", "grad_histogram"]
 

@@ -314,16 +314,17 @@ class Watch:
         A -> B (overflow|growth)`` lines, and the first non-finite tensor of a step as a note."""
         out: list[str] = []
         for s in self.steps:
-            changed = s.scale is not None and s.next_scale is not None and s.next_scale != s.scale
-            if changed:
-                why = "overflow" if s.next_scale < s.scale else "growth"
-                out.append(f"Loss scaling: {_num(s.scale)} -> {_num(s.next_scale)} ({why})")
-            show = s.next_scale is not None and not changed  # a change is said once
+            scale, nxt = s.scale, s.next_scale
+            changed = scale is not None and nxt is not None and nxt != scale
+            if scale is not None and nxt is not None and changed:
+                why = "overflow" if nxt < scale else "growth"
+                out.append(f"Loss scaling: {_num(scale)} -> {_num(nxt)} ({why})")
+            show = nxt is not None and not changed  # a change is said once
             parts = [f"step {s.step}:"]
             if s.loss is not None:
                 parts.append(f"loss {s.loss:.4f}" + ("," if show else ""))
-            if show:
-                parts.append(f"loss scale {_num(s.next_scale)}")
+            if nxt is not None and show:
+                parts.append(f"loss scale {_num(nxt)}")
             if len(parts) > 1:
                 out.append(" ".join(parts))
             if s.origin is not None:
@@ -343,7 +344,8 @@ def _gather(torch: Any, vals: list[Any], extra: list[Any]) -> Any:
     """One float32 vector of the 0-d tensors ``vals + extra``, on the first one's device: one
     ``stack`` per dtype run (a model has one or two), no host copy."""
     dev = (vals or extra)[0].device
-    parts, run = [], []
+    parts: list[Any] = []
+    run: list[Any] = []
     for v in vals + extra:
         if run and (v.dtype != run[0].dtype or v.device != run[0].device):
             parts.append(torch.stack(run).to(dev, torch.float32))

@@ -11,9 +11,19 @@ training (``start_up_lines``).  numpy only; no torch.  Other packages import fro
 
 from __future__ import annotations
 
-from .policies import (POLICIES, ApexScaler, DeepSpeedScaler, FairseqScaler, KerasScaler,
-                       MegatronScaler, Policy, SeedHalving, StaticScaler, TorchGradScaler)
 from .banner import start_up_lines
+from .policies import (
+    POLICIES,
+    ApexScaler,
+    DeepSpeedScaler,
+    FairseqScaler,
+    KerasScaler,
+    MegatronScaler,
+    Policy,
+    SeedHalving,
+    StaticScaler,
+    TorchGradScaler,
+)
 from .trace import EVENTS, STYLES, Row, Trace, halvings, overflows, simulate
 
 __all__ = ["Policy", "TorchGradScaler", "DeepSpeedScaler", "MegatronScaler", "FairseqScaler",

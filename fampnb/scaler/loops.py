@@ -3,21 +3,38 @@
 ``run(policy, n, g, found, ovf)`` walks ``n`` steps and returns the columns of a trace.  Either
 ``g`` (list of gradient abs maxima, unscaled) is given and ``ovf(g * scale)`` decides overflow, or
 ``found`` (list of bools) says it directly.  Each loop transcribes its framework's update code;
-comments name the source.  Kept separate from ``scaler`` so that module stays short.
+comments name the source.  Kept apart from ``trace`` so that module stays short.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
-from .policies import (DS_MIN_SCALE_MSG, F32_MAX, F32_TINY, FAIRSEQ_MIN_SCALE_MSG,
-                               ApexScaler, DeepSpeedScaler, FairseqScaler, KerasScaler,
-                               MegatronScaler, Policy, SeedHalving, StaticScaler, TorchGradScaler,
-                               _pow2, f32)
+from .policies import (
+    DS_MIN_SCALE_MSG,
+    F32_MAX,
+    F32_TINY,
+    FAIRSEQ_MIN_SCALE_MSG,
+    ApexScaler,
+    DeepSpeedScaler,
+    FairseqScaler,
+    KerasScaler,
+    MegatronScaler,
+    Policy,
+    SeedHalving,
+    StaticScaler,
+    TorchGradScaler,
+    _pow2,
+    f32,
+)
 
 Columns = tuple[list, list, list, list, float, "str | None"]
 OvFn = Callable[[float], bool]
+#: the per-step gradient abs maxima (or None) and found-inf flags (or None): exactly one is given
+Grads = Any
+Found = Any
 
 
 def _mul32(exact: bool) -> Callable[[float, float], float]:
@@ -30,7 +47,7 @@ def _mul32(exact: bool) -> Callable[[float, float], float]:
     return lambda s, k: f32(s * k)
 
 
-def _torch(p: TorchGradScaler, n: int, g, found, ovf: OvFn) -> Columns:
+def _torch(p: TorchGradScaler, n: int, g: Grads, found: Found, ovf: OvFn) -> Columns:
     # aten/src/ATen/native/cpu/AmpGradScalerKernels.cpp  _amp_update_scale_cpu_
     s, gi = p.start_scale, p.growth_interval
     gf, bf = float(p.growth_factor), float(p.backoff_factor)
@@ -70,7 +87,7 @@ class _Run:
 
     __slots__ = ("scales", "ovs", "events", "g", "found", "ovf")
 
-    def __init__(self, g, found, ovf: OvFn) -> None:
+    def __init__(self, g: Grads, found: Found, ovf: OvFn) -> None:
         self.scales: list = []
         self.ovs: list = []
         self.events: list = []
@@ -87,7 +104,7 @@ class _Run:
                 self.events, s, fatal)
 
 
-def _deepspeed(p: DeepSpeedScaler, n: int, g, found, ovf: OvFn) -> Columns:
+def _deepspeed(p: DeepSpeedScaler, n: int, g: Grads, found: Found, ovf: OvFn) -> Columns:
     # deepspeed/runtime/fp16/loss_scaler.py  DynamicLossScaler.update_scale
     r = _Run(g, found, ovf)
     s, mn, window = p.start_scale, float(p.min_scale), p.scale_window
@@ -125,7 +142,7 @@ def _deepspeed(p: DeepSpeedScaler, n: int, g, found, ovf: OvFn) -> Columns:
     return r.done(s)
 
 
-def _megatron(p: MegatronScaler, n: int, g, found, ovf: OvFn) -> Columns:
+def _megatron(p: MegatronScaler, n: int, g: Grads, found: Found, ovf: OvFn) -> Columns:
     # megatron/core/optimizer/grad_scaler.py  DynamicGradScaler.update
     r = _Run(g, found, ovf)
     s, mn = p.start_scale, f32(float(p.min_scale))
@@ -153,7 +170,7 @@ def _megatron(p: MegatronScaler, n: int, g, found, ovf: OvFn) -> Columns:
     return r.done(s)
 
 
-def _fairseq(p: FairseqScaler, n: int, g, found, ovf: OvFn) -> Columns:
+def _fairseq(p: FairseqScaler, n: int, g: Grads, found: Found, ovf: OvFn) -> Columns:
     # fairseq/optim/dynamic_loss_scaler.py  check_overflow (overflow) / update (clean step)
     r = _Run(g, found, ovf)
     s, window = p.start_scale, p.scale_window
@@ -187,7 +204,7 @@ def _fairseq(p: FairseqScaler, n: int, g, found, ovf: OvFn) -> Columns:
     return r.done(s)
 
 
-def _apex(p: ApexScaler, n: int, g, found, ovf: OvFn) -> Columns:
+def _apex(p: ApexScaler, n: int, g: Grads, found: Found, ovf: OvFn) -> Columns:
     # apex/amp/scaler.py  LossScaler.update_scale
     r = _Run(g, found, ovf)
     s, mn, mx, unskipped = p.start_scale, p.min_loss_scale, float(p.max_loss_scale), 0
@@ -208,7 +225,7 @@ def _apex(p: ApexScaler, n: int, g, found, ovf: OvFn) -> Columns:
     return r.done(s)
 
 
-def _keras(p: KerasScaler, n: int, g, found, ovf: OvFn) -> Columns:
+def _keras(p: KerasScaler, n: int, g: Grads, found: Found, ovf: OvFn) -> Columns:
     # keras/src/optimizers/loss_scale_optimizer.py  (Keras 3)
     r = _Run(g, found, ovf)
     s, counter, mul = p.start_scale, 0, _mul32(True)
@@ -225,7 +242,7 @@ def _keras(p: KerasScaler, n: int, g, found, ovf: OvFn) -> Columns:
     return r.done(s)
 
 
-def _seed(p: SeedHalving, n: int, g, found, ovf: OvFn) -> Columns:
+def _seed(p: SeedHalving, n: int, g: Grads, found: Found, ovf: OvFn) -> Columns:
     # the article: scale //= 2 on every overflow, never grow
     r = _Run(g, found, ovf)
     s = p.start
@@ -238,7 +255,7 @@ def _seed(p: SeedHalving, n: int, g, found, ovf: OvFn) -> Columns:
     return r.done(s)
 
 
-def _static(p: StaticScaler, n: int, g, found, ovf: OvFn) -> Columns:
+def _static(p: StaticScaler, n: int, g: Grads, found: Found, ovf: OvFn) -> Columns:
     r = _Run(g, found, ovf)
     s = p.start_scale
     for i in range(n):
@@ -253,7 +270,7 @@ _LOOPS = {TorchGradScaler: _torch, DeepSpeedScaler: _deepspeed, MegatronScaler: 
           StaticScaler: _static}
 
 
-def run(policy: Policy, n: int, g, found, ovf: OvFn) -> Columns:
+def run(policy: Policy, n: int, g: Grads, found: Found, ovf: OvFn) -> Columns:
     """Columns ``(scales, overflow, skipped, events, final_scale, fatal)`` of ``n`` steps."""
     for cls in type(policy).__mro__:
         if cls in _LOOPS:

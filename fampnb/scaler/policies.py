@@ -2,12 +2,17 @@
 
 Each policy is a frozen dataclass whose argument names and defaults are the framework's own; its
 ``_stepper()`` returns a small state machine whose ``update(overflow)`` follows the framework's
-source line by line (see ``shared/reference/loss-scalers.md``).  Scales that the framework keeps
-in an fp32 tensor or variable (PyTorch, Megatron-LM, Keras 3) are rounded to fp32 after every
-update exactly as the C++/CUDA kernel stores them; Python-float scalers (DeepSpeed, fairseq, apex,
-the article's rule) stay in float64.  ``update`` returns ``(event, fatal)``: ``event`` in
-``"backoff" "growth" "hysteresis" "min-scale" None`` and ``fatal`` the exception text when the
-framework would stop the run (then the scale is left as the framework leaves it).
+source line by line (each loop in ``loops`` names the file it transcribes: PyTorch's
+``aten/src/ATen/native/cpu/AmpGradScalerKernels.cpp``, DeepSpeed's
+``deepspeed/runtime/fp16/loss_scaler.py`` as of 0.17.1, Megatron-LM's
+``megatron/core/optimizer/grad_scaler.py``, fairseq's ``fairseq/optim/dynamic_loss_scaler.py``,
+apex's ``apex/amp/scaler.py``, Keras 3's ``keras/src/optimizers/loss_scale_optimizer.py``).
+Scales that the framework keeps in an fp32 tensor or variable (PyTorch, Megatron-LM, Keras 3) are
+rounded to fp32 after every update exactly as the C++/CUDA kernel stores them; Python-float
+scalers (DeepSpeed, fairseq, apex, the article's rule) stay in float64.  ``update`` returns
+``(event, fatal)``: ``event`` in ``"backoff" "growth" "hysteresis" "min-scale" None`` and ``fatal``
+the exception text when the framework would stop the run (then the scale is left as the framework
+leaves it).
 """
 
 from __future__ import annotations
@@ -287,7 +292,7 @@ class SeedHalving(Policy):
 
     @property
     def start_scale(self) -> float:
-        return self.start  # type: ignore[return-value]  # kept an int, as the article prints it
+        return self.start  # kept an int, as the article prints it (an int is a float to mypy)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Render a ``Trace`` as the log lines each framework prints (``fampnb.scaler.STYLES``).
 
-Wordings follow ``shared/reference/loss-scalers.md`` section 3 and the real excerpts: apex
+Wordings follow the frameworks' own log calls and the real excerpts shipped in
+``fampnb/data/real-logs/``: apex
 ``Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0``; DeepSpeed
 ``[date] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step.
 Attempted loss scale: 65536, reducing to 32768`` (and the hysteresis and min-scale variants);
@@ -16,8 +17,9 @@ norm printed where a framework prints one is the step's ``grad_abs_max`` (a stan
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .policies import DeepSpeedScaler, MegatronScaler, StaticScaler
 
@@ -165,7 +167,7 @@ def _hysteresis_replay(trace: Any) -> list[int]:
 
 
 def _deepspeed(c: _Ctx) -> list[str]:
-    tr, out = c.trace, []
+    tr, out = c.trace, list[str]()
     hyst = _hysteresis_replay(tr)
     consecutive = isinstance(tr.policy, DeepSpeedScaler) and tr.policy.consecutive_hysteresis
     half = tr.fmt.name == "fp16"
@@ -244,7 +246,7 @@ def _user_loop(c: _Ctx, skip_line: Callable[[float, float, Any], str] | None,
 
 
 def _fairseq(c: _Ctx) -> list[str]:
-    tr, out = c.trace, []
+    tr, out = c.trace, list[str]()
     has_scaler = not isinstance(tr.policy, StaticScaler)
     acc: list[int] = []
     for i, (s, ns, ov, sk, ev) in enumerate(zip(tr.scales, tr.next_scales, tr.overflow,
@@ -283,7 +285,7 @@ def _fairseq(c: _Ctx) -> list[str]:
 
 
 def _megatron(c: _Ctx) -> list[str]:
-    tr, out = c.trace, []
+    tr, out = c.trace, list[str]()
     skipped = nan = 0
     lo = 0
     for i, (ns, ov, sk) in enumerate(zip(tr.next_scales, tr.overflow, tr.skipped)):

@@ -13,9 +13,10 @@ that step with ``event="min-scale"`` and ``Trace.fatal`` holding the exception t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -177,8 +178,8 @@ def _found(found_inf: Any) -> list[bool]:
     return a.tolist()
 
 
-def simulate(policy: Policy | str, grad_abs_max: Sequence[float] | None = None, *,
-             found_inf: Sequence[bool] | None = None, fmt: Format | str = FP16) -> Trace:
+def simulate(policy: Policy | str, grad_abs_max: Sequence[float] | np.ndarray | None = None, *,
+             found_inf: Sequence[bool] | np.ndarray | None = None, fmt: Format | str = FP16) -> Trace:
     """Run ``policy`` over the steps and return the ``Trace``.
 
     Give exactly one of ``grad_abs_max`` (per-step gradient abs max before scaling, >= 0; inf and

@@ -16,8 +16,15 @@
 from __future__ import annotations
 
 from .delayed import DelayedScaling, DelayedTrace
-from .demo import (SCHEMES, SchemeView, demo_activations, demo_amax_trace, demo_gradients,
-                   scheme_view, with_spike)
+from .demo import (
+                   SCHEMES,
+                   SchemeView,
+                   demo_activations,
+                   demo_amax_trace,
+                   demo_gradients,
+                   scheme_view,
+                   with_spike,
+)
 from .mx import ELEMENTS, MXTensor, element_format, mx_quantize
 from .shares import CATEGORIES, Shares, saturation_threshold, shares, zone_codes
 from .tensorwise import current_scale, rowwise_scales, scale_tensor

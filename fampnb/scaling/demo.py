@@ -10,10 +10,11 @@ scaled values and their exact ``Shares``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

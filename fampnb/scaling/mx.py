@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import ml_dtypes
@@ -121,7 +121,7 @@ def mx_quantize(x: Any, elem: str = "fp8_e4m3", block: int = 32) -> MXTensor:
     return MXTensor(scale_exponents=exps, elements=elements, elem=name, block=block)
 
 
-@lru_cache(maxsize=None)
+@cache
 def cast_table(fmt: Format) -> np.ndarray:
     """The element code (uint8) of every float32 class ``sign | exponent | 5 leading mantissa
     bits | sticky`` (2**15 classes), from the real ml_dtypes cast of one member of each.

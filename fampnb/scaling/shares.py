@@ -15,7 +15,7 @@ values (exact: it agrees with the real cast), with three corrections that need t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ _OF_ZONE = {Zone.UNDERFLOW: "lost", Zone.SUBNORMAL: "subnormal", Zone.NORMAL: "n
             Zone.OVERFLOW: "saturated", Zone.NAN: "nan", Zone.ZERO: "zero"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def saturation_threshold(fmt: Format | str) -> tuple[float, bool]:
     """``(t, tie_saturates)``: a magnitude above ``t`` (float32) rounds past ``fmt.max`` and is
     clipped; at exactly ``t`` (the midpoint above max) round-half-to-even goes up when max's last

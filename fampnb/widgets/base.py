@@ -4,7 +4,10 @@ Rules every ``make_*`` follows (DESIGN.md):
 - each control gets the CSS class ``fampnb-<name>`` (``tag``), the hook browser tests use;
 - the figure is created once (``LiveFigure``); a change calls the ``update_*`` of ``fampnb.plots``
   on the existing artists and then ``LiveFigure.refresh()``: ``draw_idle()`` under ipympl, a re-show
-  inside the widget's fixed-height ``Output`` under the inline backend (never both);
+  inside the widget's fixed-height ``Output`` under the inline backend (never both).  The inline
+  re-show costs one Agg draw: the figure uses constrained layout, so no tight-box pass
+  (``bbox_inches="tight"`` draws twice), and the PNG is encoded from the buffer that draw filled,
+  at a fast compression level (a live view, not an archive);
 - callbacks are wrapped by ``guard``: an exception becomes a one-line message in the widget's status
   line (class ``fampnb-<name>-status``) and the widget keeps working.
 """
@@ -18,6 +21,10 @@ from typing import Any, TypeVar
 __all__ = ["is_ipympl", "LiveFigure", "tag", "status_line", "guard", "show_error", "show_ok"]
 
 W = TypeVar("W")
+
+#: zlib level of the inline PNG: 1 encodes several times faster than the default 6, for a
+#: somewhat larger image (a live view is replaced at the next change)
+PNG_COMPRESS_LEVEL = 1
 
 
 def _require() -> None:
@@ -61,9 +68,11 @@ class LiveFigure:
             self.fig.canvas.header_visible = False
             self.view: Any = self.fig.canvas
         else:
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
             from matplotlib.figure import Figure
 
             self.fig = Figure(figsize=figsize)
+            FigureCanvasAgg(self.fig)  # refresh() draws on it and encodes its buffer
             self.view = w.Output(layout=w.Layout(height=height, overflow="hidden"))
         self.axes = self.fig.subplots(nrows, ncols, squeeze=False, **subplot_kw)
         self.ax = self.axes[0, 0]
@@ -74,17 +83,34 @@ class LiveFigure:
         if self.ipympl:
             self.fig.canvas.draw_idle()
             return
-        import io
-
         from IPython.display import Image, clear_output, display
 
         # Render the PNG here rather than display(fig): the figure's image formatter exists only
         # once pyplot has set up the inline backend, which a kernel may not have done yet.
-        buf = io.BytesIO()
-        self.fig.savefig(buf, format="png", bbox_inches="tight")
+        data = self.png()
         with self.view:
             clear_output(wait=True)
-            display(Image(data=buf.getvalue(), format="png"))
+            display(Image(data=data, format="png"))
+
+    def png(self, compress_level: int = PNG_COMPRESS_LEVEL) -> bytes:
+        """The figure as PNG bytes: one Agg draw, then the RGBA buffer that draw filled, encoded.
+
+        What ``savefig(format="png")`` shows (same size and dpi, the whole figure: constrained
+        layout already keeps every artist inside it), without the second draw that
+        ``bbox_inches="tight"`` costs and with a fast zlib level.
+        """
+        import io
+
+        from PIL import Image as PILImage
+
+        canvas = self.fig.canvas
+        canvas.draw()
+        width, height = canvas.get_width_height(physical=True)
+        img = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA",
+                                  0, 1)
+        buf = io.BytesIO()
+        img.save(buf, format="png", compress_level=compress_level)
+        return buf.getvalue()
 
 
 def tag(widget: W, name: str) -> W:

@@ -16,8 +16,16 @@ import re
 from typing import Any
 
 from ..i18n import t
-from ..scenarios import (POLICY_LABELS, SCENARIOS, build_policy, has_backoff, run_scale_decay,
-                         format_scale, suggested, summarize)
+from ..scenarios import (
+    POLICY_LABELS,
+    SCENARIOS,
+    build_policy,
+    format_scale,
+    has_backoff,
+    run_scale_decay,
+    suggested,
+    summarize,
+)
 
 __all__ = ["make_scale_decay", "check_row_answer", "make_row_question"]
 
@@ -28,7 +36,8 @@ NAME = "decay"
 
 def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
                      backoff: float = 0.5, growth_interval: int | None = None,
-                     scenario: str = "drift", steps: int | None = None, seed: int = 0) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+                     scenario: str = "drift", steps: int | None = None,
+                     seed: int = 0) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """Scale-decay explorer -> ``(ui, controls, artists)``.
 
     Choosing a scenario loads the start scale and growth interval it is meant for (``suggested``);

@@ -11,8 +11,18 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ..chain import (CHECKLIST, LINES, LOG_KINDS, LOG_STYLES, NAN_WHEN, ChainResult,
-                     answers_from_diagnosis, checklist, generate_log, walk_chain)
+from ..chain import (
+    CHECKLIST,
+    LINES,
+    LOG_KINDS,
+    LOG_STYLES,
+    NAN_WHEN,
+    ChainResult,
+    answers_from_diagnosis,
+    checklist,
+    generate_log,
+    walk_chain,
+)
 from ..i18n import t
 
 __all__ = ["make_walkthrough"]
@@ -111,7 +121,7 @@ def make_walkthrough(kind: str = "overflow", style: str = "deepspeed", seed: int
                          layout=w.Layout(width="300px")),
         "scale": w.FloatLogSlider(value=65536.0, base=2, min=-48, max=32, step=1,
                                   description=t("widget.walk.scale"), readout_format=".6g", style=st,
-                                  layout=wide),
+                                  continuous_update=False, layout=wide),
         "nan": w.ToggleButtons(options=[(t(f"chain.nan.{k}"), k) for k in NAN_WHEN],
                                value="later", description=t("widget.walk.q3"), style=tb),
         "precision": w.ToggleButtons(options=["fp16", "bf16"], value="fp16",

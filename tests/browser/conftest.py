@@ -90,6 +90,7 @@ def lab_page(lab_server: LabServer, browser: object) -> Iterator[LabPage]:
 @pytest.fixture(scope="session")
 def open_notebook(lab_server: LabServer, lab_page: LabPage) -> Callable[[str], NotebookPage]:
     """``open_notebook("01-number-formats.ipynb")``: open it, wait for its kernel, Run All.
+    ``ipympl=True``: switch the kernel to ``%matplotlib widget`` before Run All.
 
     The next notebook's kernel is started at the same time, so that it is up when its turn
     comes.  The caller closes the returned page (module-scoped fixtures of the test modules do).
@@ -97,7 +98,7 @@ def open_notebook(lab_server: LabServer, lab_page: LabPage) -> Callable[[str], N
     started: set[str] = set()
     order = sorted(p.name for p in lab_server.root.glob("*.ipynb"))
 
-    def _open(name: str) -> NotebookPage:
+    def _open(name: str, ipympl: bool = False) -> NotebookPage:
         if not (lab_server.root / name).exists():
             pytest.fail(f"notebooks/{name} does not exist")
         later = [n for n in order if n > name and n not in started][:1]
@@ -108,6 +109,8 @@ def open_notebook(lab_server: LabServer, lab_page: LabPage) -> Callable[[str], N
             if later:
                 lab_server.start_kernels(later)
                 started.update(later)
+            if ipympl:
+                nb.use_ipympl()
             nb.run_all()
         except BaseException:
             nb.close()

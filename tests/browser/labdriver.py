@@ -428,6 +428,78 @@ class NotebookPage:
         elif submit:  # a Textarea commits when it loses focus
             field.evaluate("e => e.blur()")
 
+    # -- matplotlib backend and pictures ----------------------------------------------------
+    def execute_silent(self, code: str, wait: bool = True) -> float:
+        """Run ``code`` in this notebook's kernel as a silent request (no output, no execution
+        count); returns the page time (``performance.now()``) at which it was sent.  ``wait``:
+        wait for the reply and fail unless it is ok."""
+        r = self.page.evaluate("""async ([id, code, wait]) => {
+            const app = window.jupyterapp;
+            for (const w of app.shell.widgets('main')) {
+                if (w.id !== id) continue;
+                const t0 = performance.now();
+                const fut = w.sessionContext.session.kernel.requestExecute(
+                    {code: code, silent: true, store_history: false});
+                return [t0, wait ? (await fut.done).content.status : 'ok'];
+            }
+            return [0, 'no such panel'];
+        }""", [self.panel_id, code, wait])
+        if r[1] != "ok":
+            raise AssertionError(f"{self.name}: the kernel did not run {code!r}: {r[1]}")
+        return float(r[0])
+
+    def use_ipympl(self) -> None:
+        """Switch this notebook's kernel to ipympl (``%matplotlib widget``), e.g. before
+        ``run_all``: every ``LiveFigure`` made afterwards is an ipympl canvas."""
+        self.execute_silent("%matplotlib widget")
+
+    def watch_pictures(self, locator: Any) -> None:
+        """From now on, record (``performance.now()``, in the page) every new picture inside
+        ``locator``'s element and every key press.  A new picture is an ``<img>`` that has
+        loaded (the inline backend's PNG in an ``Output``) or a ``drawImage`` onto a canvas
+        (ipympl copying a frame it received onto its visible canvas); a key press is a keydown
+        or a ``<select>``'s change.  Times come back from
+        ``picture_times()`` / ``key_times()``; a second call watches another element."""
+        locator.wait_for()
+        locator.evaluate(_WATCH_PICTURES_JS)
+
+    def picture_times(self) -> list[float]:
+        return list(self.page.evaluate("() => window.__fampnbPix.pics"))
+
+    def key_times(self) -> list[float]:
+        return list(self.page.evaluate("() => window.__fampnbPix.keys"))
+
+    def page_now(self) -> float:
+        return float(self.page.evaluate("() => performance.now()"))
+
+    def wait_picture_after(self, t0: float, timeout_ms: int = 30_000) -> float | None:
+        """The time of the first picture recorded after ``t0`` (page clock), waiting up to
+        ``timeout_ms``; None when none came."""
+        try:
+            handle = self.page.wait_for_function(
+                "(t0) => { const p = window.__fampnbPix.pics.find(t => t > t0);"
+                " return p === undefined ? false : p; }", arg=t0, timeout=timeout_ms,
+                polling=20)
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: no picture came
+            return None
+        return float(handle.json_value())
+
+    def wait_pictures_quiet(self, quiet_ms: int = 400, timeout_ms: int = 30_000) -> None:
+        """Wait until no new picture arrived for ``quiet_ms`` (the last change has landed)."""
+        self.page.wait_for_function(
+            "(q) => { const p = window.__fampnbPix.pics; const last = p.length ? p[p.length - 1]"
+            " : window.__fampnbPix.since; return performance.now() - last > q; }",
+            arg=quiet_ms, timeout=timeout_ms, polling=50)
+
+    def canvas_data_url(self, locator: Any) -> str:
+        """The pixels of the first visible ``<canvas>`` inside ``locator`` (an ipympl figure) as
+        a PNG data URL: two calls give different strings when the picture changed."""
+        return str(locator.evaluate("""(el) => {
+            const c = [...el.querySelectorAll('canvas')].find(c => c.width > 0 && c.height > 0
+                && c.offsetParent !== null);
+            return c ? c.toDataURL('image/png') : '';
+        }"""))
+
     # -- checks -----------------------------------------------------------------------------
     def output_tracebacks(self) -> list[str]:
         """Texts of output areas that show a Python traceback or a widget that failed to render.
@@ -521,6 +593,42 @@ class NotebookPage:
             }""", self.panel_id)
         except Exception:  # noqa: BLE001 - best effort; the server's teardown stops the rest
             pass
+
+
+#: page-side recorder of ``NotebookPage.watch_pictures`` (installed once per page; ``el`` is
+#: the element watched now)
+_WATCH_PICTURES_JS = r"""(el) => {
+    const w = window;
+    if (!w.__fampnbPix) {
+        const st = w.__fampnbPix = {el: null, pics: [], keys: [], since: 0, observer: null};
+        const draw = CanvasRenderingContext2D.prototype.drawImage;
+        CanvasRenderingContext2D.prototype.drawImage = function (...args) {
+            const r = draw.apply(this, args);
+            const c = this.canvas;
+            if (st.el && c && c.isConnected && st.el.contains(c)) st.pics.push(performance.now());
+            return r;
+        };
+        for (const type of ['keydown', 'change'])  // a key, or a dropdown choice
+            document.addEventListener(type, (e) => {
+                if (type === 'keydown' || e.target.tagName === 'SELECT') st.keys.push(performance.now());
+            }, true);
+    }
+    const st = w.__fampnbPix;
+    if (st.observer) st.observer.disconnect();
+    st.el = el; st.pics = []; st.keys = []; st.since = performance.now();
+    const seen = (img) => {
+        const done = () => { if (st.el === el) st.pics.push(performance.now()); };
+        if (img.complete && img.naturalWidth) done();
+        else img.addEventListener('load', done, {once: true});
+    };
+    st.observer = new MutationObserver((muts) => {
+        for (const m of muts) for (const n of m.addedNodes) {
+            if (n.nodeName === 'IMG') seen(n);
+            else if (n.querySelectorAll) n.querySelectorAll('img').forEach(seen);
+        }
+    });
+    st.observer.observe(el, {childList: true, subtree: true});
+}"""
 
 
 def _killpg(pgid: int, sig: int) -> None:

@@ -14,8 +14,7 @@ STEM = NOTEBOOK.removesuffix(".ipynb")
 ARGS = {"scale": 1.0}
 
 
-@pytest.fixture(scope="module")
-def hist(nb):
+def kernel_hist(nb):
     """The notebook's own ``hist`` (computed in its kernel, on its device), copied exactly."""
     import ast
     import base64
@@ -24,6 +23,11 @@ def hist(nb):
     text = nb.kernel_eval("__import__('base64').b64encode(__import__('pickle').dumps(hist))"
                           ".decode()")
     return pickle.loads(base64.b64decode(ast.literal_eval(text)))  # noqa: S301 - our kernel
+
+
+@pytest.fixture(scope="module")
+def hist(nb):
+    return kernel_hist(nb)
 
 
 @pytest.fixture(scope="module")
