@@ -30,6 +30,11 @@ torch: $(STAMP)
 lab: $(STAMP)
 	$(PY) -m jupyterlab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
+# The Chinese edition (notebooks/zh/, README.zh.md)
+.PHONY: lab-zh
+lab-zh: $(STAMP)
+	$(PY) -m jupyterlab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/zh/
+
 # The whole suite: unit tests, notebooks under nbval, browser tests (skipped with a reason when
 # Chromium or torch is missing).  pytest exits 5 when it collects nothing, so an empty run fails too.
 test: lint
@@ -79,9 +84,11 @@ bench: $(STAMP)
 bench-browser: $(STAMP)
 	$(PY) benchmarks/bench_browser.py
 
-# Regenerate the Colab badge + setup cell of every notebook from [project.urls] in pyproject.toml.
+# Regenerate the Colab badge + setup cell of every notebook from [project.urls] in pyproject.toml,
+# then the Chinese edition's markdown and set-up cells (code cells are the English ones).
 notebooks: $(STAMP)
 	$(PY) tools/nbtool.py sync
+	$(PY) tools/nbtool.py zh
 
 clean:
 	rm -rf $(VENV) $(COLAB) .venv-latest .venv-tools .pytest_cache .hypothesis *.egg-info

@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 _SUBMODULES = frozenset(
     {"formats", "seed", "scaler", "scenarios", "logs", "diagnose", "chain", "report", "probe", "plots",
-     "widgets", "cli", "data"}
+     "widgets", "cli", "data", "i18n"}
 )
 
 

@@ -19,43 +19,30 @@ from typing import Any
 import numpy as np
 
 from .formats import BF16, FP16, Zone, judge
+from .i18n import t
 from .scenarios import LOG_KINDS, synthetic_log
 from .seed import WARN_SCALE
 
-__all__ = ["CHECKLIST", "LINES", "NAN_WHEN", "LOG_KINDS", "LOG_STYLES", "WARN_SCALE", "ChainResult",
+__all__ = ["CHECKLIST", "checklist", "LINES", "NAN_WHEN", "LOG_KINDS", "LOG_STYLES", "WARN_SCALE", "ChainResult",
            "walk_chain", "generate_log", "answers_from_diagnosis"]
 
-#: The article's copyable checklist (its four items and the bf16 shortcut), in English.
-CHECKLIST = """\
-NaN checklist (mixed precision)
-[ ] 1. Is the "Loss scaling ... (overflow)" line still updating?
-       yes -> overflow-type NaN;  none at all -> data-type NaN.
-[ ] 2. Print the gradient abs max G.
-       G x scale > 65504     -> lower the learning rate / tighten gradient clipping.
-       G x scale < 6.1e-05   -> reduce the batch size or switch to bf16; stop tuning the scale.
-[ ] 3. Data-type: inf labels, nulls, normalization parameters -
-       everything that is already NaN at step 0.
-[ ] 4. The scale halving eight steps in a row without turning back: the gradients are the
-       problem; waiting for the scaler will not help.
-bf16: go straight to 3.
-(Trap the article misses: a bf16-pretrained model run in fp16 can be NaN at step 0 with no
- overflow line - a forward-activation overflow. Run it in bf16 or fp32.)"""
+#: The article's copyable checklist (its four items and the bf16 shortcut), in English;
+#: ``checklist()`` gives it in the current language.
+CHECKLIST = t("chain.checklist", lang="en")
 
-#: answers to question 1 (key -> label)
-LINES: dict[str, str] = {
-    "updating": "yes, still updating (backoffs keep coming)",
-    "stopped": "a few at start-up, then silence",
-    "none": "none at all",
-}
+
+def checklist() -> str:
+    """The article's checklist in the current language (``fampnb.i18n``)."""
+    return t("chain.checklist")
+
+
+#: answers to question 1 (key -> label, English; the widget shows ``t("chain.lines.<key>")``)
+LINES: dict[str, str] = {k: t(f"chain.lines.{k}", lang="en") for k in ("updating", "stopped", "none")}
 #: answers to question 3 (key -> label)
-NAN_WHEN: dict[str, str] = {
-    "step0": "at step 0 (the first logged steps)",
-    "later": "later in the run",
-    "none": "no NaN in the loss",
-}
+NAN_WHEN: dict[str, str] = {k: t(f"chain.nan.{k}", lang="en") for k in ("step0", "later", "none")}
 #: log styles (``Trace.log_lines`` styles) -> label
 LOG_STYLES: dict[str, str] = {
-    "seed": "the article's line", "deepspeed": "DeepSpeed", "apex": "apex",
+    "seed": t("chain.style.seed", lang="en"), "deepspeed": "DeepSpeed", "apex": "apex",
     "fairseq": "fairseq", "megatron": "Megatron-LM",
 }
 
@@ -73,7 +60,8 @@ class ChainResult:
 
     def to_text(self) -> str:
         lines = [f"{i}. {q}\n   -> {a}" for i, (q, a) in enumerate(self.steps, start=1)]
-        return "\n".join(lines + [f"verdict: {self.verdict}", f"first switch: {self.first_switch}"])
+        return "\n".join(lines + [t("chain.verdict", verdict=self.verdict),
+                                  t("chain.first_switch", first=self.first_switch)])
 
 
 def _check(name: str, value: str, allowed: dict[str, str]) -> str:
@@ -101,107 +89,81 @@ def walk_chain(lines: str = "updating", g: float | None = 3.2e4, scale: float = 
     if g is None:
         judge(0.0, scale, fmt)  # validates scale
         scaled, article, exact = float("nan"), "", ""
-        step2 = ("G not known (logs rarely print it): print the gradient abs max to confirm "
-                 "overflow or underflow")
+        step2 = t("chain.a2.unknown")
     else:
         scaled, article = judge(g, scale, fmt)  # raises ValueError on bad g / scale
         exact = Zone(int(fmt.classify(np.float64(scaled)))).name
-        step2 = (f"G x scale = {g:g} x {scale:g} = {scaled:.6g}: article's model {article}, "
-                 f"exact {fmt.name} cast {exact}")
+        step2 = t("chain.a2.known", g=f"{g:g}", scale=f"{scale:g}", scaled=f"{scaled:.6g}",
+                  article=article, fmt=fmt.name, exact=exact)
     res = ChainResult(verdict="healthy", first_switch="", scaled=scaled, article_zone=article,
                       exact_zone=exact)
 
     if precision == "bf16":
-        res.steps.append(("Overflow line still updating?",
-                          "bf16 keeps fp32's exponent range: no scaler, no overflow line - go "
-                          "straight to step 3"))
-        res.steps.append(("G x scale against the thresholds?", step2 + " (bf16's normal range "
-                          f"is {BF16.min_normal:.3g} .. {BF16.max:.4g})"))
+        res.steps.append((t("chain.q1"), t("chain.a1.bf16")))
+        res.steps.append((t("chain.q2"), step2 + t("chain.a2.bf16_range", lo=f"{BF16.min_normal:.3g}",
+                                                   hi=f"{BF16.max:.4g}")))
         if nan == "none":
-            res.steps.append(("NaN at step 0 with no overflow line?", "no NaN"))
-            res.verdict, res.first_switch = "healthy", "nothing to fix; keep training"
+            res.steps.append((t("chain.q3"), t("chain.a3.no_nan")))
+            res.verdict, res.first_switch = "healthy", t("chain.fs.keep_training")
         elif nan == "step0":
-            res.steps.append(("NaN at step 0 with no overflow line?", "yes: the data is NaN "
-                              "before any optimisation could have diverged"))
+            res.steps.append((t("chain.q3"), t("chain.a3.bf16_step0")))
             res.verdict = "data"
-            res.first_switch = ("check the inputs and labels for inf/NaN and the normalisation "
-                                "parameters (mean/std, division by zero)")
+            res.first_switch = t("chain.fs.bf16_data")
         else:
-            res.steps.append(("NaN at step 0 with no overflow line?", "no: NaN later, and bf16 "
-                              "has no scaler to skip the step - the NaN went into the weights"))
+            res.steps.append((t("chain.q3"), t("chain.a3.bf16_later")))
             res.verdict = "no-scaler"
-            res.first_switch = ("lower the learning rate and tighten gradient clipping; add a "
-                                "finite-grad-norm check that skips bad steps; then check the "
-                                "batch where it started")
+            res.first_switch = t("chain.fs.no_scaler")
         return res
 
     # fp16: step 1
     if lines == "updating":
         below = scale < WARN_SCALE
-        res.steps.append(("Overflow line still updating?",
-                          "yes: overflow-type. The scaler is rescuing itself"
-                          + (f"; the scale ({scale:g}) is already below 256 - the article's "
-                             "warning sign" if below else "; watch whether it drops below 256 "
-                             "and keeps going")))
+        res.steps.append((t("chain.q1"), t("chain.a1.updating") + (
+            t("chain.a1.below", scale=f"{scale:g}") if below else t("chain.a1.watch"))))
     elif lines == "stopped":
-        res.steps.append(("Overflow line still updating?", "no: a few backoffs at start-up then "
-                          "silence - that is calibration, the scaler found its level"))
+        res.steps.append((t("chain.q1"), t("chain.a1.stopped")))
     else:
-        res.steps.append(("Overflow line still updating?", "none at all: not an fp16 gradient "
-                          "overflow (if your framework logs backoffs) - go to step 3"))
+        res.steps.append((t("chain.q1"), t("chain.a1.none")))
     # step 2
-    res.steps.append(("G x scale against the thresholds?", step2))
+    res.steps.append((t("chain.q2"), step2))
     # step 3
     if nan == "step0" and lines != "updating":
         if bf16_pretrained:
-            res.steps.append(("NaN at step 0 with no overflow line?",
-                              "yes - but the model was pretrained in bf16: its activations can "
-                              "exceed 65504 in the forward pass, which no loss scale touches "
-                              "(the trap the article misses)"))
+            res.steps.append((t("chain.q3"), t("chain.a3.bf16_pretrained")))
         else:
-            res.steps.append(("NaN at step 0 with no overflow line?",
-                              "yes: data-type - the NaN exists before the scaler has moved"))
+            res.steps.append((t("chain.q3"), t("chain.a3.data")))
     else:
-        res.steps.append(("NaN at step 0 with no overflow line?",
-                          {"step0": "NaN at step 0, but overflow lines too",
-                           "later": "no: the NaN came later",
-                           "none": "no NaN"}[nan]))
+        res.steps.append((t("chain.q3"), t({"step0": "chain.a3.step0_with_lines",
+                                             "later": "chain.a3.later", "none": "chain.a3.no_nan"}[nan])))
 
     # verdict
     if nan == "step0" and lines != "updating":
         if bf16_pretrained:
             res.verdict = "forward-overflow"
-            res.first_switch = ("run the model in bf16 (or fp32): its activations do not fit fp16, "
-                                "and loss scaling acts on the backward pass only")
+            res.first_switch = t("chain.fs.forward_overflow")
         else:
             res.verdict = "data"
-            res.first_switch = ("do not suspect fp16: check labels and inputs for inf/NaN and the "
-                                "normalisation parameters")
+            res.first_switch = t("chain.fs.data")
     elif article == "OVERFLOW" and (lines == "updating" or nan != "none"):
         res.verdict = "overflow"
-        res.first_switch = ("lower the learning rate and tighten gradient clipping (G x scale "
-                            "> 65504 confirms it)")
+        res.first_switch = t("chain.fs.overflow_confirmed")
     elif article == "UNDERFLOW":
         res.verdict = "underflow"
-        res.first_switch = ("reduce the batch size or switch to bf16; stop fiddling with the scale"
-                            + (" (the exact cast keeps it as a subnormal, with lost precision)"
-                               if exact == "SUBNORMAL" else ""))
+        res.first_switch = t("chain.fs.underflow") + (
+            t("chain.fs.underflow_subnormal") if exact == "SUBNORMAL" else "")
     elif lines == "updating":
         if nan != "none" or scale < WARN_SCALE:
             res.verdict = "overflow"
-            res.first_switch = ("lower the learning rate and tighten gradient clipping; a scale "
-                                "halving below 256 is the gradients' fault, not the scaler's")
+            res.first_switch = t("chain.fs.overflow")
         else:
             res.verdict = "healthy"
-            res.first_switch = ("nothing yet: the scaler is calibrating; come back if it falls "
-                                "below 256 and keeps halving")
+            res.first_switch = t("chain.fs.calibrating")
     elif nan == "later":
         res.verdict = "data"
-        res.first_switch = ("a NaN without any backoff came from the forward pass: find the batch "
-                            "where it started (inputs, labels), then lower the learning rate")
+        res.first_switch = t("chain.fs.forward_nan")
     else:
         res.verdict = "healthy"
-        res.first_switch = "nothing to fix: keep training"
+        res.first_switch = t("chain.fs.nothing")
     return res
 
 

@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-USAGE = "usage: python -m fampnb {seed | doctor FILE... [--json] | probe [--json]}"
+USAGE = "usage: python -m fampnb {seed | doctor FILE... [--json] | probe [--json]} [--lang en|zh]"
 
 #: command -> (module, function taking the remaining argv and returning an exit code)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -26,11 +26,45 @@ HELP = f"""{USAGE}
   doctor    read training logs (.log, .txt, .gz) and say what kind of NaN it is, and which
             switch to turn first; --json prints one JSON object per file
   probe     check the fp16/bf16/fp8 models on this machine's hardware (torch; GPU if present)
+
+  --lang en|zh  language of the texts (default: $FAMPNB_LANG, else en); --json keys stay English
 """
+
+
+def _take_language(args: list[str]) -> tuple[list[str], str | None]:
+    """``args`` without ``--lang X`` / ``--lang=X`` (anywhere), and that language (checked;
+    ``ValueError`` names a wrong one), or None when not given."""
+    from .i18n import parse_language
+
+    rest, lang, i = [], None, 0
+    while i < len(args):
+        a = args[i]
+        if a == "--lang" or a.startswith("--lang="):
+            value = a.split("=", 1)[1] if "=" in a else (args[i + 1] if i + 1 < len(args) else "")
+            lang = parse_language(value)
+            i += 1 if "=" in a else 2
+            continue
+        rest.append(a)
+        i += 1
+    return rest, lang
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args, lang = _take_language(args)
+    except ValueError as exc:
+        print(f"fampnb: --lang: {exc}", file=sys.stderr)
+        return 2
+    if lang is None:
+        return _dispatch(args)
+    from .i18n import language
+
+    with language(lang):
+        return _dispatch(args)
+
+
+def _dispatch(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(HELP, end="")
         return 0 if args else 2

@@ -78,32 +78,47 @@ def evidence_text(text: str, width: int = EVIDENCE_WIDTH) -> str:
 
 
 def render_report(d: Diagnosis, name: str, ascii_only: bool = False) -> str:
-    """The human report of one diagnosis (plain text, ends with a newline)."""
+    """The human report of one diagnosis (plain text, ends with a newline), in the current
+    language (``fampnb.i18n``; the verdict code, numbers and evidence lines never change)."""
+    from .i18n import t
+    from .localize import localize
+
+    d = localize(d)
     out = [f"== {name} ==",
-           f"verdict:   {d.verdict.upper()} ({d.certainty})   framework: {d.framework}   "
-           f"precision: {d.precision or 'not stated'}",
-           f"reason:    {d.reason}"]
-    nan = (f"step {d.first_nan_step} (line {d.first_nan_line})" if d.first_nan_line is not None
-           else "none")
-    out.append(f"first NaN: {nan}   backoffs: {d.backoffs}   hysteresis: {d.hysteresis}   "
-               f"other skips: {d.skips}   scale: min {_scale(d.min_scale, d.min_scale_log2)}, "
-               f"final {_scale(d.final_scale, d.final_scale_log2)}")
+           t("doctor.verdict", verdict=d.verdict.upper(), certainty=_certainty(d.certainty),
+             framework=d.framework, precision=d.precision or t("doctor.not_stated")),
+           t("doctor.reason", reason=d.reason)]
+    nan = (t("doctor.nan_at", step=d.first_nan_step, line=d.first_nan_line)
+           if d.first_nan_line is not None else t("doctor.none"))
+    out.append(t("doctor.counts", nan=nan, backoffs=d.backoffs, hysteresis=d.hysteresis,
+                 skips=d.skips, min=_scale(d.min_scale, d.min_scale_log2),
+                 final=_scale(d.final_scale, d.final_scale_log2)))
     if d.trajectory:
         scales = [s for _, _, s in d.trajectory]
-        out.append(f"scale:     {_scale(scales[0])} {sparkline(scales, ascii_only=ascii_only)} "
-                   f"{_scale(scales[-1])}   (log2, {len(scales)} points)")
+        out.append(t("doctor.trajectory", first=_scale(scales[0]),
+                     spark=sparkline(scales, ascii_only=ascii_only), last=_scale(scales[-1]),
+                     n=len(scales)))
     if d.evidence:
-        out.append("evidence:")
+        out.append(t("doctor.evidence"))
         for e in d.evidence:
-            out.append(f"  line {e.line_no:>7}  [{e.kind}] {evidence_text(e.text)}")
+            out.append(t("doctor.evidence_line", line=f"{e.line_no:>7}", kind=e.kind,
+                         text=evidence_text(e.text)))
     if d.advice:
-        out.append(f"first switch: {d.advice[0]}")
+        out.append(t("doctor.first_switch", advice=d.advice[0]))
         for i, a in enumerate(d.advice[1:], 2):
             out.append(f"  {i}. {a}")
     if d.caveats:
-        out.append("caveats:")
+        out.append(t("doctor.caveats"))
         out += [f"  - {c}" for c in d.caveats]
     return "\n".join(out) + "\n"
+
+
+def _certainty(word: str) -> str:
+    """``likely`` / ``certain`` in the current language (another word as it is)."""
+    from .i18n import messages, t
+
+    key = f"doctor.certainty.{word}"
+    return t(key) if key in messages("en") else word
 
 
 class _Progress:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .formats import BF16, FP16, Format
+from .i18n import t
 from .scaler import (
     STYLES,
     ApexScaler,
@@ -47,20 +48,11 @@ __all__ = ["Scenario", "SCENARIOS", "LOG_KINDS", "POLICY_LABELS", "STEPS", "scen
            "scenario_grads", "run_scale_decay", "summarize", "format_scale"]
 
 #: the gradient stories: name -> label (the explorer's dropdown)
-SCENARIOS: dict[str, str] = {
-    "calibration": "start-up calibration",
-    "spike": "one gradient spike mid-run",
-    "drift": "gradients drift up to collapse",
-    "persistent": "persistent overflow (the article's eight)",
-    "underflow": "underflow (scale far too small)",
-}
+SCENARIOS: dict[str, str] = {k: t(f"scenarios.story.{k}", lang="en")   # labels: fampnb/messages/
+                             for k in ("calibration", "spike", "drift", "persistent", "underflow")}
 #: the kinds of synthetic training log (``synthetic_log``): kind -> label
-LOG_KINDS: dict[str, str] = {
-    "overflow": "overflow-type (fp16, backoffs then NaN)",
-    "data": "data-type (NaN at step 0)",
-    "no-scaler": "bf16, no scaler (NaN mid-run)",
-    "healthy": "healthy calibration",
-}
+LOG_KINDS: dict[str, str] = {k: t(f"chain.kind.{k}", lang="en")   # labels: fampnb/messages/
+                             for k in ("overflow", "data", "no-scaler", "healthy")}
 
 
 @dataclass(frozen=True, eq=False)
@@ -245,13 +237,8 @@ def synthetic_log(kind: str, style: str = "deepspeed", steps: int = 200, seed: i
 # ------------------------------------------------------- the explorer's model (notebook 03)
 
 #: the policies the explorer offers: a name of ``fampnb.scaler.POLICIES`` -> label
-POLICY_LABELS: dict[str, str] = {
-    "seed": "the article's rule (halve, never grow)",
-    "torch": "PyTorch GradScaler",
-    "deepspeed": "DeepSpeed (fp16, hysteresis 2)",
-    "megatron": "Megatron-LM (hysteresis 2)",
-    "fairseq": "fairseq",
-}
+POLICY_LABELS: dict[str, str] = {k: t(f"scenarios.policy.{k}", lang="en")
+                                 for k in ("seed", "torch", "deepspeed", "megatron", "fairseq")}
 #: per policy, the framework's own names of the explorer's settings: (class, start scale,
 #: growth interval or None: never grows, backoff factor or None: always halves)
 _SETTINGS: dict[str, tuple[type[Policy], str, str | None, str | None]] = {
@@ -359,7 +346,7 @@ def summarize(trace: Trace) -> str:
     rows = trace.rows
     n = len(rows)
     if n == 0:
-        return "no steps simulated"
+        return t("scenarios.sum.none")
     scales = np.array([r.scale for r in rows], dtype=float)
     grad = np.array([np.nan if r.grad_abs_max is None else r.grad_abs_max for r in rows], dtype=float)
     ev = [r.event or "" for r in rows]
@@ -368,22 +355,25 @@ def summarize(trace: Trace) -> str:
     final = nxt if math.isfinite(nxt) else float(scales[-1])
     lowest = float(np.nanmin(np.append(scales, final)))
     skipped = sum(bool(r.skipped) for r in rows)
-    parts = [f"{n} steps", f"{backoffs} backoff{'s' * (backoffs != 1)}",
-             f"{skipped} skipped", f"{growths} growth{'s' * (growths != 1)}",
-             f"final scale {format_scale(final)}", f"min {format_scale(lowest)}"]
+    parts = [t("scenarios.sum.steps", n=n),
+             t("scenarios.sum.backoffs" if backoffs != 1 else "scenarios.sum.backoff", n=backoffs),
+             t("scenarios.sum.skipped", n=skipped),
+             t("scenarios.sum.growths" if growths != 1 else "scenarios.sum.growth", n=growths),
+             t("scenarios.sum.final", scale=format_scale(final)),
+             t("scenarios.sum.min", scale=format_scale(lowest))]
     if trace.fatal:
-        parts.append(f"run stopped at step {n}: minimum loss scale reached (fatal)")
+        parts.append(t("scenarios.sum.fatal", n=n))
     elif "min-scale" in ev:
-        parts.append(f"pinned at the minimum on {ev.count('min-scale')} steps, skipping")
+        parts.append(t("scenarios.sum.pinned", n=ev.count("min-scale")))
     tail = ev[-3:]
     if final < WARN_SCALE and backoffs:
         falling = "backoff" in tail and "growth" not in ev[-10:]
-        parts.append("below 256" + (" and still falling: act on gradients/data" if falling else ""))
+        parts.append(t("scenarios.sum.below") + (t("scenarios.sum.falling") if falling else ""))
     with np.errstate(invalid="ignore", over="ignore"):
         prod = grad * scales
     under = int(np.sum(prod < FP16.min_normal))
     if under:
         zero = int(np.sum(prod <= FP16.underflow_threshold))
-        parts.append(f"{under} step{'s' * (under != 1)} with G x scale below fp16's normal floor"
-                     + (f" ({zero} round to 0) - no scaler reacts to that" if zero else ""))
+        parts.append(t("scenarios.sum.under" if under != 1 else "scenarios.sum.under1", n=under)
+                     + (t("scenarios.sum.zero", n=zero) if zero else ""))
     return " · ".join(parts)

@@ -3,7 +3,8 @@
 Experiment 1 puts two gradient maxima through the article's range model (``formats.judge``);
 experiment 2 halves a loss scale of 65536 on every overflow for eight fixed steps.  The numbers are
 the article's, computed here (``python -m fampnb seed`` prints them; the output is byte-identical on
-every run).
+every run; its captions
+follow ``fampnb.i18n``: English by default, Chinese with ``FAMPNB_LANG=zh``).
 """
 
 from __future__ import annotations
@@ -71,34 +72,48 @@ def experiment_2() -> list[Exp2Row]:
     return rows
 
 
+def _pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded to ``width`` terminal columns (a CJK character takes two)."""
+    import unicodedata
+
+    cols = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    fill = " " * max(0, width - cols)
+    return fill + text if right else text + fill
+
+
 def render() -> str:
-    """Both experiments as the text ``python -m fampnb seed`` prints (deterministic)."""
+    """Both experiments as the text ``python -m fampnb seed`` prints (deterministic); captions in
+    the current language (``fampnb.i18n``), numbers and verdict words unchanged."""
+    from .i18n import t
+
     e1, e2 = experiment_1(), experiment_2()
     out = [
-        "Experiment 1: the fp16 range model "
-        f"(max normal {FP16.max!r}, min normal {FP16.min_normal!r})",
-        f"{'case':<5}{'grad abs max':>14}  {'scale':<31}{'scaled':>24}  verdict",
+        t("seed.exp1.title", max=repr(FP16.max), min_normal=repr(FP16.min_normal)),
+        f"{_pad(t('seed.col.case'), 5)}{_pad(t('seed.col.grad_abs_max'), 14, True)}  "
+        f"{_pad(t('seed.col.scale'), 31)}{_pad(t('seed.col.scaled'), 24, True)}  "
+        f"{t('seed.col.verdict')}",
     ]
     for r in e1:
         scale = f"{r.scale_expr} = {r.scale!r}" if r.scale_expr != repr(r.scale) else repr(r.scale)
         out.append(f"{r.case:<5}{r.g_abs_max!r:>14}  {scale:<31}{r.scaled!r:>24}  {r.verdict}")
     marks = [r.verdict for r in e1 if r.verdict in ("OVERFLOW", "UNDERFLOW")]
     out += [
-        f"marked: OVERFLOW {marks.count('OVERFLOW')}  UNDERFLOW {marks.count('UNDERFLOW')}  "
-        f"total {len(marks)}/{len(e1)}",
+        t("seed.exp1.marked", overflow=marks.count("OVERFLOW"),
+          underflow=marks.count("UNDERFLOW"), total=len(marks), n=len(e1)),
         "",
-        f"Experiment 2: scale decay from {EXP2_START}, halve on every overflow, never grow, "
-        f"{len(EXP2_G_MAX)} steps (fp16 max {FP16.max!r})",
-        f"{'row':>3}  {'scale':>6}  {'grad max':>9}  {'scaled':>13}  {'verdict':<9} next",
+        t("seed.exp2.title", start=EXP2_START, steps=len(EXP2_G_MAX), max=repr(FP16.max)),
+        f"{_pad(t('seed.col.row'), 3, True)}  {_pad(t('seed.col.scale'), 6, True)}  "
+        f"{_pad(t('seed.col.grad_max'), 9, True)}  {_pad(t('seed.col.scaled'), 13, True)}  "
+        f"{_pad(t('seed.col.verdict'), 9)} {t('seed.col.next')}",
     ]
     for row in e2:
         out.append(f"{row.row:>3}  {row.scale:>6}  {row.g_abs_max!r:>9}  {row.scaled!r:>13}  "
                    f"{row.verdict:<9} {row.next_scale}")
     got = e2[EXP2_CHECK_ROW - 1].scale
     out += [
-        f"check: row {EXP2_CHECK_ROW} = {got}, expected {EXP2_EXPECTED}, "
-        f"{'MATCH' if got == EXP2_EXPECTED else 'MISMATCH'}",
-        "sequence: " + ",".join(str(r.scale) for r in e2),
+        t("seed.exp2.check", row=EXP2_CHECK_ROW, got=got, expected=EXP2_EXPECTED,
+          result="MATCH" if got == EXP2_EXPECTED else "MISMATCH"),
+        t("seed.exp2.sequence", sequence=",".join(str(r.scale) for r in e2)),
     ]
     return "\n".join(out) + "\n"
 

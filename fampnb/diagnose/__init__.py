@@ -63,4 +63,6 @@ def diagnose(events: Iterable[Event], precision: str | None = None) -> Diagnosis
     acc = Accumulator()
     for ev in events:
         acc.feed(ev)
-    return decide(acc, acc.close(precision))
+    from fampnb.localize import localize   # reason/advice/caveats in the chosen language
+
+    return localize(decide(acc, acc.close(precision)))

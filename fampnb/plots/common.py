@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..i18n import pt
 from .. import formats as _F
 
 __all__ = [
@@ -108,7 +109,7 @@ def draw_bands(ax: Any, fmt: Any, y: float, lo: float, hi: float, *, height: flo
     for name, a, b in format_bands(fmt, lo, hi):
         (p,) = ax.barh([y], [b - a], left=[a], height=height, color=ZONE_COLORS[name],
                        alpha=alpha, edgecolor="white", linewidth=0.8)
-        p.set_label(BAND_LABELS[name])
+        p.set_label(pt(f"plot.band.{name}"))
         p.set_gid(name)
         patches.append(p)
     return patches
@@ -148,9 +149,9 @@ def draw_precision(ax: Any, formats: Any = ("fp16", "bf16"), *, lo: float = -30.
         with np.errstate(divide="ignore", invalid="ignore"):
             (ln,) = ax.plot(ks, np.log2(rel), color=col, lw=1.8, label=fmt.name)
         lines[fmt.name] = ln
-    setup_log2_axis(ax, lo, hi, step=5, label="|x| (log2 axis)")
+    setup_log2_axis(ax, lo, hi, step=5, label=pt("plot.abs_x_log2"))
     ax.yaxis.set_major_formatter(pow2_formatter())
-    ax.set_ylabel("relative gap ulp(x)/x")
+    ax.set_ylabel(pt("plot.relative_gap"))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper right")
     return {"lines": lines}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ..i18n import pt
 from .. import formats as F
 from .common import (
     BAND_LABELS,
@@ -54,7 +55,7 @@ def draw_format_ranges(ax: Any, formats: Any = None, *, lo: float = -152, hi: fl
                                   fontsize=8, linespacing=1.1))
     ax.set_yticks(range(len(fmts)), [f.name for f in reversed(fmts)])
     ax.set_ylim(-0.6, len(fmts) - 0.4)
-    setup_log2_axis(ax, lo, hi, step=16, label="|value| (log2 axis: each tick is a power of two)")
+    setup_log2_axis(ax, lo, hi, step=16, label=pt("plot.value_log2_ticks"))
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
     handles = bands[fmts[1].name] if len(fmts) > 1 else bands[fmts[0].name]
@@ -170,12 +171,12 @@ def draw_number_line(ax: Any, fmt: Any, value: float, *, pad: float = 4.0) -> di
     for name in ("zero", "subnormal", "normal", "overflow"):
         (p,) = ax.barh([0], [0], left=[0], height=0.8, color=ZONE_COLORS[name], alpha=0.9,
                        edgecolor="white")
-        p.set_label(BAND_LABELS[name])
+        p.set_label(pt(f"plot.band.{name}"))
         patches[name] = p
     (typed,) = ax.plot([math.nan], [0.3], marker="v", ms=11, color="black", ls="none",
-                       label="typed value")
+                       label=pt("plot.typed_value"))
     (stored,) = ax.plot([math.nan], [0.0], marker="o", ms=7, mfc="white", mec="black", ls="none",
-                        label="stored value")
+                        label=pt("plot.stored_value"))
     note = ax.text(0, 0.62, "", ha="center", va="bottom", fontsize=8)
     ax.set_yticks([])
     ax.set_ylim(-0.6, 1.0)
@@ -199,7 +200,7 @@ def update_number_line(artists: dict[str, Any], fmt: Any, value: float,
         for name, a, b in format_bands(fmt, lo, hi):
             artists["patches"][name].set_x(a)
             artists["patches"][name].set_width(b - a)
-        setup_log2_axis(ax, lo, hi, label=f"|value| in {fmt.name} (log2 axis)")
+        setup_log2_axis(ax, lo, hi, label=pt("plot.value_in_fmt", fmt=fmt.name))
         artists["fmt"] = fmt
     if stored is None:
         stored = float(fmt.round(value))
@@ -278,28 +279,28 @@ def draw_thresholds(axes: Any, data: ThresholdData) -> dict[str, Any]:
               bbox_to_anchor=(0.0, 1.0), ncol=6, fontsize=7.5, frameon=False)
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.set_xlabel("scaled gradient value (log2 axis)", fontsize=9)
+    ax.set_xlabel(pt("plot.scaled_gradient"), fontsize=9)
 
     windows, loose, wtexts = {}, {}, {}
     for i, fmt in enumerate(fmts):
         y = len(fmts) - 1 - i
         (q,) = bx.barh([y], [0], left=[0], height=0.55, color=ZONE_COLORS["subnormal"],
                        alpha=0.7, edgecolor="none")
-        q.set_label("g_min·S kept, but subnormal (less precision)")
+        q.set_label(pt("plot.window_subnormal"))
         (p,) = bx.barh([y], [0], left=[0], height=0.55, color=ZONE_COLORS["normal"],
                        edgecolor="#2f6b2f", alpha=0.9)
-        p.set_label("safe window: G·S finite and g_min·S normal")
+        p.set_label(pt("plot.window_safe"))
         windows[fmt.name], loose[fmt.name] = p, q
         wtexts[fmt.name] = bx.text(0, y + 0.3, "", ha="center", va="bottom", fontsize=8)
     bx.legend(handles=[windows[fmts[0].name], loose[fmts[0].name]], loc="upper center",
               bbox_to_anchor=(0.5, -0.32), ncol=2, fontsize=7.5, frameon=False)
     (s_line,) = bx.plot([0, 0], [-0.7, len(fmts) - 0.4], color="black", lw=1.5)
     s_text = bx.text(0, -0.95, "", ha="left", va="bottom", fontsize=8)
-    bx.set_yticks(range(len(fmts)), [f"S for {f.name}" for f in reversed(fmts)])
+    bx.set_yticks(range(len(fmts)), [pt("plot.s_for", fmt=f.name) for f in reversed(fmts)])
     bx.set_ylim(-1.0, len(fmts) - 0.05)
     bx.grid(axis="x", alpha=0.3)
     bx.set_axisbelow(True)
-    bx.set_xlabel("loss scale S (log2 axis)", fontsize=9)
+    bx.set_xlabel(pt("plot.loss_scale_s"), fontsize=9)
     art = {"axes": (ax, bx), "fmts": fmts, "ys": ys, "span": span, "top": top, "bottom": bottom,
            "windows": windows, "loose": loose, "window_texts": wtexts, "s_line": s_line,
            "s_text": s_text, "view": None}
@@ -379,12 +380,12 @@ def draw_article_vs_exact(axes: Any, fmt: Any = F.FP16, *, values: Any = ()) -> 
                 fontsize=8)
     for p in exact:
         x = p.get_x() + p.get_width() / 2
-        label = "→ 0" if p.get_gid() == "zero" else BAND_LABELS[p.get_gid()]
+        label = "→ 0" if p.get_gid() == "zero" else pt(f"plot.band.{p.get_gid()}")
         ax.text(min(max(x, lo + 2), hi - 3), -0.34, label, ha="center",
                 va="top", fontsize=8)
-    ax.set_yticks([0, 1], [f"exact {fmt.name} cast", "article's model"])
+    ax.set_yticks([0, 1], [pt("plot.exact_cast", fmt=fmt.name), pt("plot.articles_model")])
     ax.set_ylim(-0.85, 1.85)
-    setup_log2_axis(ax, lo, hi, step=5, label="|value| (log2 axis)")
+    setup_log2_axis(ax, lo, hi, step=5, label=pt("plot.value_log2"))
     (marks,) = ax.plot([], [], ls="none", marker="|", ms=16, mew=1.5, color="black")
 
     # close-up of the top: x from a bit below max to beyond the threshold
@@ -392,16 +393,16 @@ def draw_article_vs_exact(axes: Any, fmt: Any = F.FP16, *, values: Any = ()) -> 
     xs = np.linspace(fmt.max - 2 * step, fmt.overflow_threshold + step, 801)
     ys = fmt.round(xs)
     finite = np.where(np.isfinite(ys), ys, np.nan)
-    (stair,) = bx.plot(xs, finite, color="#4e79a7", lw=2, label=f"stored in {fmt.name}")
+    (stair,) = bx.plot(xs, finite, color="#4e79a7", lw=2, label=pt("plot.stored_in", fmt=fmt.name))
     over = np.where(np.isfinite(ys), np.nan, fmt.max + step)
     (inf_line,) = bx.plot(xs, over, color="#e15759", lw=2,
                           label="inf" if fmt.has_inf else "NaN (no inf)")
     v1 = bx.axvline(fmt.max, color="black", ls="--", lw=1)
-    v1.set_label(f"article: overflow above {fmt.max:g}")
+    v1.set_label(pt("plot.article_overflow_above", max=f"{fmt.max:g}"))
     v2 = bx.axvline(fmt.overflow_threshold, color="#e15759", ls=":", lw=1.5)
-    v2.set_label(f"exact: overflow from {fmt.overflow_threshold:g}")
-    bx.set_xlabel("x before the cast")
-    bx.set_ylabel("value after the cast")
+    v2.set_label(pt("plot.exact_overflow_from", threshold=f"{fmt.overflow_threshold:g}"))
+    bx.set_xlabel(pt("plot.x_before_cast"))
+    bx.set_ylabel(pt("plot.value_after_cast"))
     bx.set_yticks([fmt.max - step, fmt.max, fmt.max + step],
                   [f"{fmt.max - step:g}", f"{fmt.max:g}", "inf" if fmt.has_inf else "NaN"])
     bx.legend(fontsize=7.5, loc="upper left", frameon=False)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import pt
 from .common import ZONE_COLORS, draw_bands, log2, pow2_label, setup_log2_axis
 
 __all__ = ["draw_grad_histogram", "update_grad_histogram", "histogram_title", "HIST_XLIM"]
@@ -48,10 +49,10 @@ def draw_grad_histogram(ax: Any, hist: Any, scale: float = 1.0, *, band_ax: Any 
     lo, hi = xlim
     edges, pct = _pct(hist, scale)
     curve = ax.stairs(pct, edges, fill=True, color="#4e79a7", alpha=0.85,
-                      label="gradient values")
+                      label=pt("plot.gradient_values"))
     top = max(float(pct.max()) if pct.size else 1.0, 1.0)
     ax.set_ylim(0, top * 1.15)
-    ax.set_ylabel("% of values per octave")
+    ax.set_ylabel(pt("plot.pct_per_octave"))
     setup_log2_axis(ax, lo, hi, step=8)
     bands: dict[str, list[Any]] = {}
     if band_ax is not None:
@@ -59,11 +60,11 @@ def draw_grad_histogram(ax: Any, hist: Any, scale: float = 1.0, *, band_ax: Any 
             bands[fmt.name] = draw_bands(band_ax, fmt, float(row), lo, hi, height=0.7)
         band_ax.set_yticks(range(len(hist.formats)), [f.name for f in hist.formats])
         band_ax.set_ylim(len(hist.formats) - 0.5, -0.5)
-        setup_log2_axis(band_ax, lo, hi, step=8, label="log2 |gradient × S|")
+        setup_log2_axis(band_ax, lo, hi, step=8, label=pt("plot.log2_grad_s"))
         f0 = hist.formats[0]
         for x in (log2(f0.underflow_threshold), log2(f0.min_normal), log2(f0.overflow_threshold)):
             ax.axvline(x, color="#555555", lw=0.8, ls="--", zorder=0)
-        ax.text(0.01, 0.97, f"dashed: {f0.name} round-to-0 / min normal / overflow", fontsize=7,
+        ax.text(0.01, 0.97, pt("plot.dashed_thresholds", fmt=f0.name), fontsize=7,
                 transform=ax.transAxes, va="top", color="#555555")
         handles = list(bands[f0.name])
         band_ax.legend(handles=handles, loc="lower left", fontsize=7, ncol=4, frameon=False,
@@ -74,7 +75,7 @@ def draw_grad_histogram(ax: Any, hist: Any, scale: float = 1.0, *, band_ax: Any 
         f0 = hist.formats[0]
         bands[f0.name] = [ax.axvspan(a, b, color=ZONE_COLORS[name], alpha=0.25, lw=0, zorder=0)
                           for name, a, b in format_bands(f0, lo, hi)]
-        ax.set_xlabel(f"log2 |gradient × S|  (shaded: {f0.name} bands)")
+        ax.set_xlabel(pt("plot.log2_grad_s_shaded", fmt=f0.name))
     title = ax.set_title(histogram_title(hist, scale), fontsize=10)
     zero_text = ax.text(0.99, 0.97, _zero_label(hist), transform=ax.transAxes, ha="right",
                         va="top", fontsize=8)

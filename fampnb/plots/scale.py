@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import pt
 from ..seed import WARN_SCALE
 from .common import fast_log_ticks
 
@@ -129,23 +130,23 @@ def draw_scale_trace(ax: Any, data: Any, *, title: str | None = None) -> dict[st
     ax.set_yscale("log", base=2)
     fast_log_ticks(ax.yaxis, 2)
     (line,) = ax.plot([], [], drawstyle="steps-mid", color=_COLORS["scale"], lw=2,
-                      label="loss scale")
+                      label=pt("plot.loss_scale"))
     warn = ax.axhline(WARN_SCALE, color=_COLORS["warn"], ls="--", lw=1)
-    warn_text = ax.text(0.005, WARN_SCALE, " 256: the article's warning line", color=_COLORS["warn"],
+    warn_text = ax.text(0.005, WARN_SCALE, pt("plot.warn_line"), color=_COLORS["warn"],
                         fontsize=8, ha="left", va="bottom", transform=ax.get_yaxis_transform())
-    styles = {"backoff": dict(marker="v", color=_COLORS["backoff"], s=36, label="overflow: backoff"),
+    styles = {"backoff": dict(marker="v", color=_COLORS["backoff"], s=36, label=pt("plot.overflow_backoff")),
               "skip": dict(marker="o", facecolors="none", edgecolors=_COLORS["skip"], s=40,
-                           label="overflow: skipped,\nscale kept"),
-              "growth": dict(marker="^", color=_COLORS["growth"], s=36, label="growth"),
-              "fatal": dict(marker="X", color=_COLORS["fatal"], s=70, label="minimum reached:\nrun stopped")}
+                           label=pt("plot.overflow_skipped")),
+              "growth": dict(marker="^", color=_COLORS["growth"], s=36, label=pt("plot.growth")),
+              "fatal": dict(marker="X", color=_COLORS["fatal"], s=70, label=pt("plot.minimum_reached"))}
     artists: dict[str, Any] = {"line": line, "warn": warn, "warn_text": warn_text}
     for key, kw in styles.items():
         artists[key] = ax.scatter(np.empty(0), np.empty(0), zorder=3, **kw)
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss scale (log2 axis)")
+    ax.set_xlabel(pt("plot.step"))
+    ax.set_ylabel(pt("plot.loss_scale_log2"))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    artists["title"] = ax.set_title(title or s.label or "loss scale over steps", fontsize=10)
+    artists["title"] = ax.set_title(title or s.label or pt("plot.loss_scale_over_steps"), fontsize=10)
     artists["ax"] = ax
     update_scale_trace(artists, s, title=title)
     return artists
@@ -186,17 +187,16 @@ def draw_grad_window(ax: Any, data: Any, fmt: Any = None) -> dict[str, Any]:
     ax.set_yscale("log", base=10)
     fast_log_ticks(ax.yaxis, 10)
     (top,) = ax.plot([], [], drawstyle="steps-mid", color=_COLORS["backoff"], lw=1.2,
-                     label=f"overflow ceiling:\n{fmt.overflow_threshold:g} / scale ({fmt.name})")
+                     label=pt("plot.overflow_ceiling", threshold=f"{fmt.overflow_threshold:g}", fmt=fmt.name))
     (bottom,) = ax.plot([], [], drawstyle="steps-mid", color=_COLORS["skip"], lw=1.2,
-                        label=f"normal floor:\n{fmt.min_normal:.3g} / scale")
+                        label=pt("plot.normal_floor", min_normal=f"{fmt.min_normal:.3g}"))
     (zero,) = ax.plot([], [], drawstyle="steps-mid", color="0.45", lw=1, ls=":",
-                      label=f"below this: rounds to 0\n{fmt.underflow_threshold:.3g} / scale")
-    (grad,) = ax.plot([], [], "o", color=_COLORS["grad"], ms=4,
-                      label="gradient abs max G\n(above the band: overflow)")
+                      label=pt("plot.rounds_to_zero_below", threshold=f"{fmt.underflow_threshold:.3g}"))
+    (grad,) = ax.plot([], [], "o", color=_COLORS["grad"], ms=4, label=pt("plot.gradient_abs_max"))
     (nonfinite,) = ax.plot([], [], "x", color=_COLORS["backoff"], ms=5,
-                           transform=ax.get_xaxis_transform(), label="G is inf/NaN\n(overflows at any scale)")
-    ax.set_xlabel("step")
-    ax.set_ylabel("unscaled gradient")
+                           transform=ax.get_xaxis_transform(), label=pt("plot.g_nonfinite"))
+    ax.set_xlabel(pt("plot.step"))
+    ax.set_ylabel(pt("plot.unscaled_gradient"))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     artists = {"top": top, "bottom": bottom, "zero": zero, "grad": grad, "nonfinite": nonfinite,

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import pt
 from ..seed import WARN_SCALE
 from .common import fast_log_ticks
 
@@ -60,19 +61,19 @@ def draw_timeline(ax: Any, data: Any) -> dict[str, Any]:
     ax.set_yscale("log", base=2)
     fast_log_ticks(ax.yaxis, 2)
     (scale,) = ax.plot([], [], drawstyle="steps-post", color=_C["scale"], lw=2,
-                       label="loss scale (left, log2)")
+                       label=pt("plot.tl_loss_scale"))
     warn = ax.axhline(WARN_SCALE, color=_C["warn"], ls="--", lw=1)
-    ax.text(0.005, WARN_SCALE, " 256: the article's warning line", color=_C["warn"], fontsize=8,
+    ax.text(0.005, WARN_SCALE, pt("plot.warn_line"), color=_C["warn"], fontsize=8,
             ha="left", va="bottom", transform=ax.get_yaxis_transform())
     backoff = ax.scatter(np.empty(0), np.empty(0), marker="v", color=_C["backoff"], s=30,
-                         zorder=3, label="backoff")
+                         zorder=3, label=pt("plot.backoff"))
     nan = ax.scatter(np.empty(0), np.empty(0), marker="X", color=_C["nan"], s=50, zorder=4,
-                     label="NaN record", clip_on=False, transform=ax.get_xaxis_transform())
+                     label=pt("plot.nan_record"), clip_on=False, transform=ax.get_xaxis_transform())
     lax = ax.twinx()
-    (loss,) = lax.plot([], [], color=_C["loss"], lw=1.2, alpha=0.9, label="loss (right)")
+    (loss,) = lax.plot([], [], color=_C["loss"], lw=1.2, alpha=0.9, label=pt("plot.loss_right"))
     lax.set_ylabel("loss")
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss scale (log2 axis)")
+    ax.set_xlabel(pt("plot.step"))
+    ax.set_ylabel(pt("plot.loss_scale_log2"))
     ax.grid(True, which="major", alpha=0.3)
     handles = [scale, loss, backoff, nan, warn]
     ax.legend(handles, [h.get_label() for h in handles[:4]] + ["256"], loc="upper right",

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from .. import formats as F
+from ..i18n import t
 from ..plots.common import BIT_COLORS, ZONE_COLORS
 from ..plots.formats import draw_bits, draw_number_line, update_bits, update_number_line
 from .base import LiveFigure, guard, status_line, tag
@@ -97,14 +98,11 @@ def _bits_html(b: Any) -> str:
                     for v, k in spans)
 
 
-_ZONE_TEXT = {
-    F.Zone.NORMAL: ("normal", "full precision"),
-    F.Zone.SUBNORMAL: ("subnormal", "kept, but with fewer significant bits"),
-    F.Zone.UNDERFLOW: ("underflow", "a non-zero value rounded to 0"),
-    F.Zone.ZERO: ("zero", "0 is exact in every format"),
-    F.Zone.OVERFLOW: ("overflow", "too large: became inf (NaN in e4m3fn, which has no inf)"),
-    F.Zone.NAN: ("NaN", "not a number; NaN propagates through all arithmetic"),
-}
+def _zone_text(zone: F.Zone) -> tuple[str, str]:
+    """The zone's name and what it means, in the current language (``fampnb.i18n``)."""
+    key = zone.name.lower()
+    return t(f"widget.bits.zone.{key}"), t(f"widget.bits.zone.{key}.why")
+
 _ZONE_COLOR = {F.Zone.NORMAL: "normal", F.Zone.SUBNORMAL: "subnormal", F.Zone.UNDERFLOW: "zero",
                F.Zone.ZERO: "zero", F.Zone.OVERFLOW: "overflow", F.Zone.NAN: "nan"}
 
@@ -112,19 +110,19 @@ _ZONE_COLOR = {F.Zone.NORMAL: "normal", F.Zone.SUBNORMAL: "subnormal", F.Zone.UN
 def readout_html(b: Any) -> str:
     """The numbers of ``b`` (a ``formats.Bits``) as a small HTML table."""
     fmt = F.get(b.format_name)
-    zname, zwhy = _ZONE_TEXT[b.zone]
+    zname, zwhy = _zone_text(b.zone)
     zcol = ZONE_COLORS[_ZONE_COLOR[b.zone]]
     rel = b.rel_error
     rel_s = "nan" if math.isnan(rel) else ("inf" if math.isinf(rel) else f"{rel:.3g}")
     rows = [
-        ("typed value", _fmt_num(b.value)),
-        (f"stored in {fmt.name}", f"<b>{_fmt_num(b.stored)}</b>"),
-        ("bits (sign exponent mantissa)", f"<code>{_bits_html(b)}</code> &nbsp; {b.hex}"),
-        ("zone", f'<span style="background:{zcol};padding:0 4px">{zname}</span> — {zwhy}'),
-        ("neighbours in the format", f"{_fmt_num(b.next_down)} &nbsp;&lt;&nbsp; · "
-                                     f"&nbsp;&lt;&nbsp; {_fmt_num(b.next_up)}"),
-        ("ulp (gap to the next larger magnitude)", _fmt_num(b.ulp)),
-        ("relative error of the cast", rel_s),
+        (t("widget.bits.row.typed"), _fmt_num(b.value)),
+        (t("widget.bits.row.stored", fmt=fmt.name), f"<b>{_fmt_num(b.stored)}</b>"),
+        (t("widget.bits.row.bits"), f"<code>{_bits_html(b)}</code> &nbsp; {b.hex}"),
+        (t("widget.bits.row.zone"), f'<span style="background:{zcol};padding:0 4px">{zname}</span> — {zwhy}'),
+        (t("widget.bits.row.neighbours"), f"{_fmt_num(b.next_down)} &nbsp;&lt;&nbsp; · "
+                                          f"&nbsp;&lt;&nbsp; {_fmt_num(b.next_up)}"),
+        (t("widget.bits.row.ulp"), _fmt_num(b.ulp)),
+        (t("widget.bits.row.rel_error"), rel_s),
     ]
     body = "".join(f"<tr><td style='padding:1px 10px 1px 0;color:#555'>{html.escape(k)}</td>"
                    f"<td style='padding:1px 0'>{v}</td></tr>" for k, v in rows)
@@ -133,14 +131,13 @@ def readout_html(b: Any) -> str:
 
 def _note(value: float) -> str:
     if math.isnan(value):
-        return ("NaN typed: every format has a NaN code (shown); it is not a magnitude, so it "
-                "has no place on the number line.")
+        return t("widget.bits.note.nan")
     if value == 0:
-        return "0 is stored exactly (all exponent and mantissa bits 0); a log axis cannot show it."
+        return t("widget.bits.note.zero")
     if math.isinf(value):
-        return "inf typed: shown is what the format stores for it."
+        return t("widget.bits.note.inf")
     if value < 0:
-        return "Negative: only the sign bit changes; the magnitude is stored exactly as for +x."
+        return t("widget.bits.note.negative")
     return ""
 
 
@@ -154,18 +151,18 @@ def make_bit_explorer(value: float = 65510.0, fmt: str = "fp16") -> tuple[Any, d
     value = float(value)
     controls: dict[str, Any] = {
         "format": w.ToggleButtons(options=list(FORMAT_CHOICES), value=fmt_name,
-                                  description="format",
+                                  description=t("widget.bits.format"),
                                   style={"button_width": "86px", "description_width": "60px"},
                                   layout=w.Layout(width="auto")),
         "sign": w.ToggleButtons(options=[("+", 1), ("−", -1)], value=-1 if value < 0 else 1,
-                                description="sign", layout=w.Layout(width="auto"),
+                                description=t("widget.bits.sign"), layout=w.Layout(width="auto"),
                                 style={"button_width": "36px", "description_width": "60px"}),
         "magnitude": w.FloatLogSlider(value=_clamp_mag(value), base=2, min=_SLIDER_MIN,
                                       max=_SLIDER_MAX, step=0.05, description="|value|",
                                       readout_format=".4g", continuous_update=False,
                                       style={"description_width": "60px"},
                                       layout=w.Layout(width="640px")),
-        "value": w.Text(value=repr(value), description="value", continuous_update=False,
+        "value": w.Text(value=repr(value), description=t("widget.bits.value"), continuous_update=False,
                         placeholder="65504, 1e-8, 2**-20, -3.5, 0x7bff",
                         style={"description_width": "50px"}, layout=w.Layout(width="300px")),
     }

@@ -15,6 +15,7 @@ import math
 import re
 from typing import Any
 
+from ..i18n import t
 from ..scenarios import (
     POLICY_LABELS,
     SCENARIOS,
@@ -55,19 +56,19 @@ def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
     growth_interval = gi0 if growth_interval is None else growth_interval
     style = {"description_width": "110px"}
     controls: dict[str, Any] = {
-        "policy": w.Dropdown(options=[(v, k) for k, v in POLICY_LABELS.items()], value=policy,
-                             description="policy", style=style, layout=w.Layout(width="380px")),
-        "scenario": w.Dropdown(options=[(v, k) for k, v in SCENARIOS.items()], value=scenario,
-                               description="scenario", style=style, layout=w.Layout(width="380px")),
+        "policy": w.Dropdown(options=[(t(f"scenarios.policy.{k}"), k) for k in POLICY_LABELS],
+                             value=policy, description=t("widget.decay.policy"), style=style, layout=w.Layout(width="380px")),
+        "scenario": w.Dropdown(options=[(t(f"scenarios.story.{k}"), k) for k in SCENARIOS],
+                               value=scenario, description=t("widget.decay.scenario"), style=style, layout=w.Layout(width="380px")),
         "init_scale": w.FloatLogSlider(value=init_scale, base=2, min=-24, max=32, step=1,
-                                       description="initial scale", readout_format=".6g",
+                                       description=t("widget.decay.init_scale"), readout_format=".6g",
                                        style=style, continuous_update=False,
                                        layout=w.Layout(width="285px")),
         "backoff": w.FloatSlider(value=backoff, min=0.05, max=0.95, step=0.05,
-                                 description="backoff x", style=style, continuous_update=False,
+                                 description=t("widget.decay.backoff"), style=style, continuous_update=False,
                                  layout=w.Layout(width="285px")),
         "growth_interval": w.IntSlider(value=growth_interval, min=1, max=2000,
-                                       description="growth interval", style=style,
+                                       description=t("widget.decay.growth_interval"), style=style,
                                        continuous_update=False, layout=w.Layout(width="285px")),
     }
     for key, c in controls.items():
@@ -93,11 +94,11 @@ def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
         controls["backoff"].disabled = fixed_backoff
         bits = []
         if fixed_backoff:
-            bits.append("this policy always halves (backoff fixed at x0.5)")
+            bits.append(t("widget.decay.fixed_backoff"))
         if controls["growth_interval"].disabled:
-            bits.append("this rule never grows, so the growth interval does not apply")
+            bits.append(t("widget.decay.never_grows"))
         bits += [i for i in ignored if i.startswith("min_scale")]
-        note.value = html.escape("; ".join(bits))
+        note.value = html.escape(t("widget.hist.sep").join(bits))
 
     busy = [False]
 
@@ -173,22 +174,21 @@ def check_row_answer(answer: str, row: int = 5) -> tuple[bool | None, str]:
         raise ValueError(f"row must be between 1 and {len(rows)}, got {row!r}")
     target = rows[row - 1]
     if not str(answer).strip():
-        return None, f"Type a number: the scale on row {row}."
+        return None, t("widget.row.type", row=row)
     try:
         x = _parse_number(answer)
     except ValueError:
-        return None, f"{str(answer).strip()[:40]!r} is not a number; type e.g. 1234."
+        return None, t("widget.row.not_number", answer=repr(str(answer).strip()[:40]))
     if not math.isfinite(x):
-        return None, "That is not a finite number; a loss scale is a finite power of two here."
+        return None, t("widget.row.not_finite")
     if x == target.scale:
-        return True, (f"Right: row {row} has scale {target.scale} (G {target.g_abs_max!r}, "
-                      f"scaled {target.scaled!r} -> {target.verdict}, next {target.next_scale}).")
+        return True, t("widget.row.right", row=row, scale=target.scale, g=repr(target.g_abs_max),
+                       scaled=repr(target.scaled), verdict=target.verdict, next=target.next_scale)
     other = [r.row for r in rows if r.scale == x]
     prev = rows[row - 2] if row > 1 else None
-    hint = (f" Row {prev.row} is {prev.scale} and overflowed ({prev.verdict}); each overflow "
-            f"halves the scale." if prev else "")
-    where = f" {format_scale(x)} is the scale on row {other[0]}." if other else ""
-    return False, f"Not quite.{where}{hint}"
+    hint = t("widget.row.hint", prev=prev.row, scale=prev.scale, verdict=prev.verdict) if prev else ""
+    where = t("widget.row.where", x=format_scale(x), row=other[0]) if other else ""
+    return False, t("widget.row.wrong") + where + hint
 
 
 def make_row_question(row: int = 5) -> tuple[Any, dict[str, Any], dict[str, Any]]:
@@ -199,9 +199,10 @@ def make_row_question(row: int = 5) -> tuple[Any, dict[str, Any], dict[str, Any]
     from .base import guard, status_line, tag
 
     name = "row-question"
-    answer = tag(w.Text(value="", placeholder=f"the scale on row {row}",
-                        description=f"row {row} =", continuous_update=False), f"{name}-answer")
-    button = tag(w.Button(description="check", button_style="primary"), f"{name}-check")
+    answer = tag(w.Text(value="", placeholder=t("widget.row.placeholder", row=row),
+                        description=t("widget.row.label", row=row), continuous_update=False),
+                 f"{name}-answer")
+    button = tag(w.Button(description=t("widget.row.check"), button_style="primary"), f"{name}-check")
     verdict = tag(w.HTML(value=""), f"{name}-verdict-text")
     status = status_line(name)
 

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from .._checks import as_positive
+from ..i18n import t
 from ..scenarios import synthetic_gradients
 
 __all__ = ["NAME", "snap_scale", "loss_rows", "loss_table_html", "verdict",
@@ -30,8 +31,7 @@ def snap_scale(value: Any) -> tuple[float, str]:
     k = round(math.log2(v))
     k = min(max(k, SLIDER_MIN), SLIDER_MAX)
     s = 2.0 ** k
-    note = "" if s == v else (f"scale {v:g} moved to 2^{k} = {s:g}: loss scales are powers of two, "
-                              f"the only scales that shift every value exactly")
+    note = "" if s == v else t("widget.hist.snapped", v=f"{v:g}", k=k, s=f"{s:g}")
     return s, note
 
 
@@ -55,8 +55,9 @@ def _pct(x: float) -> str:
 
 def loss_table_html(hist: Any, scale: float) -> str:
     """An HTML table of ``loss_rows``: what each format does to the scaled gradients."""
-    head = ("<tr><th style='text-align:left'>format</th><th>lost to zero</th>"
-            "<th>subnormal (precision lost)</th><th>overflow (inf/NaN)</th><th>normal</th></tr>")
+    head = (f"<tr><th style='text-align:left'>{t('widget.hist.col.format')}</th>" + "".join(
+        f"<th>{t(f'widget.hist.col.{c}')}</th>" for c in ("zero", "subnormal", "overflow", "normal"))
+        + "</tr>")
     body = []
     for r in loss_rows(hist, scale):
         bad = r["zero"] > 0 or r["overflow"] > 0
@@ -72,16 +73,16 @@ def verdict(hist: Any, scale: float, fmt: str) -> str:
     z = {r["format"]: r for r in loss_rows(hist, scale)}[fmt]
     k = round(math.log2(scale))
     if z["zero"] == 0 and z["overflow"] == 0:
-        what = "loses nothing" + (f" ({_pct(z['subnormal'])} kept as subnormals)"
-                                  if z["subnormal"] else "")
+        what = t("widget.hist.loses_nothing") + (
+            t("widget.hist.kept_subnormal", pct=_pct(z["subnormal"])) if z["subnormal"] else "")
     else:
         bits = []
         if z["zero"]:
-            bits.append(f"{_pct(z['zero'])} become 0 (scale up)")
+            bits.append(t("widget.hist.become_zero", pct=_pct(z["zero"])))
         if z["overflow"]:
-            bits.append(f"{_pct(z['overflow'])} overflow (scale down)")
-        what = "; ".join(bits)
-    return f"{fmt} at S = 2^{k}: {what}"
+            bits.append(t("widget.hist.overflow", pct=_pct(z["overflow"])))
+        what = t("widget.hist.sep").join(bits)
+    return t("widget.hist.verdict", fmt=fmt, k=k, what=what)
 
 
 def synthetic_histogram(n: int = 20000, seed: int = 0) -> Any:
@@ -116,9 +117,9 @@ def make_histogram_explorer(hist: Any = None, scale: float = 1.0, fmt: str = "fp
     style = {"description_width": "60px"}
     controls: dict[str, Any] = {
         "scale": w.FloatLogSlider(value=scale, base=2, min=SLIDER_MIN, max=SLIDER_MAX, step=1,
-                                  description="scale S", readout_format=".4g", style=style,
+                                  description=t("widget.hist.scale"), readout_format=".4g", style=style,
                                   continuous_update=False, layout=w.Layout(width="520px")),
-        "format": w.Dropdown(options=names, value=fmt, description="verdict", style=style,
+        "format": w.Dropdown(options=names, value=fmt, description=t("widget.hist.format"), style=style,
                              layout=w.Layout(width="200px")),
     }
     for key, c in controls.items():

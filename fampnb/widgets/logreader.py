@@ -17,6 +17,8 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..i18n import t
+
 __all__ = ["MAX_BYTES", "LogReading", "read_log", "diagnosis_html", "make_log_reader"]
 
 #: the largest upload / paste the widget reads (bytes, after gzip decompression)
@@ -55,23 +57,20 @@ def read_log(data: str | bytes | bytearray | memoryview | None,
     says so (no exception).  ``precision`` ("fp16"/"bf16"/"fp32"), when the reader knows it, is
     passed to ``diagnose`` if it accepts it."""
     if data is None:
-        return LogReading(message="Paste a training log or upload a file.")
+        return LogReading(message=t("widget.log.msg.none"))
     raw = data.encode("utf-8", errors="replace") if isinstance(data, str) else bytes(data)
     if raw[:2] == b"\x1f\x8b":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
                 raw = fh.read(MAX_BYTES + 1)
         except (OSError, EOFError) as exc:
-            return LogReading(message=f"This looks like a gzip file, but it cannot be read ({exc}).")
+            return LogReading(message=t("widget.log.msg.gzip", error=exc))
     if len(raw) > MAX_BYTES:
-        return LogReading(message=f"The log is larger than {MAX_BYTES // 2**20} MiB; use "
-                                  "`python -m fampnb doctor FILE` for big files.")
+        return LogReading(message=t("widget.log.msg.too_big", mib=MAX_BYTES // 2**20))
     if not raw.strip():
-        return LogReading(message="The log is empty: paste some training-log lines or upload a "
-                                  "file.")
+        return LogReading(message=t("widget.log.msg.empty"))
     if _looks_binary(raw):
-        return LogReading(message="This looks like a binary file, not a text log (NUL bytes or "
-                                  "non-text characters); nothing was read.")
+        return LogReading(message=t("widget.log.msg.binary"))
     from .. import diagnose as doctor
     from .. import logs
 
@@ -87,8 +86,7 @@ def read_log(data: str | bytes | bytearray | memoryview | None,
     d = doctor.diagnose(events, **kw)
     reading = LogReading(lines=lines, events=events, diagnosis=d)
     if not events:
-        reading.message = ("No training-log record was recognised in these lines (no loss, scale, "
-                           "overflow or NaN records).")
+        reading.message = t("widget.log.msg.no_records")
     return reading
 
 
@@ -102,10 +100,13 @@ def _as_list(x: Any) -> list[Any]:
 
 def diagnosis_html(d: Any, max_evidence: int = 8) -> dict[str, str]:
     """HTML snippets of a ``Diagnosis``: ``verdict``, ``advice``, ``evidence`` (escaped)."""
+    from ..localize import localize
+
+    d = localize(d)   # reason, advice, caveats in the current language
     colour = {"healthy": "#2e7d32", "overflow": "#c62828", "data": "#6a1b9a",
               "no-scaler": "#ef6c00", "unknown": "#555555"}.get(str(d.verdict), "#333")
     fw = getattr(d, "framework", None)
-    verdict = (f"<div style='font-size:16px'>verdict: <b style='color:{colour}'>"
+    verdict = (f"<div style='font-size:16px'>{t('widget.log.verdict')}<b style='color:{colour}'>"
                f"{html.escape(str(d.verdict))}</b>"
                + (f" <span style='color:#666'>({html.escape(str(fw))})</span>" if fw else "")
                + f"</div><div>{html.escape(str(getattr(d, 'reason', '')))}</div>")
@@ -113,10 +114,10 @@ def diagnosis_html(d: Any, max_evidence: int = 8) -> dict[str, str]:
     cav = _as_list(getattr(d, "caveats", None))
     advice = ""
     if adv:
-        advice += "<b>What to do, in order:</b><ol>" + "".join(
+        advice += f"<b>{t('widget.log.advice')}</b><ol>" + "".join(
             f"<li>{html.escape(str(a))}</li>" for a in adv) + "</ol>"
     if cav:
-        advice += "<b>Caveats:</b><ul>" + "".join(
+        advice += f"<b>{t('widget.log.caveats')}</b><ul>" + "".join(
             f"<li>{html.escape(str(c))}</li>" for c in cav) + "</ul>"
     ev = _as_list(getattr(d, "evidence", None))
     rows = []
@@ -125,9 +126,10 @@ def diagnosis_html(d: Any, max_evidence: int = 8) -> dict[str, str]:
         kind = getattr(e, "kind", "")
         text = str(getattr(e, "text", e))
         text = text if len(text) <= 150 else "..." + text[-140:]  # the record ends a tqdm-glued line
-        rows.append(f"line {ln:>5} {kind:<10} {text}" if ln is not None else str(text))
-    more = f"\n... and {len(ev) - max_evidence} more" if len(ev) > max_evidence else ""
-    evidence = ("<b>Evidence (line numbers in the log):</b><pre style='font-size:11px;"
+        rows.append(t("widget.log.line", n=f"{ln:>5}", kind=f"{kind:<10}", text=text)
+                    if ln is not None else str(text))
+    more = t("widget.log.more", n=len(ev) - max_evidence) if len(ev) > max_evidence else ""
+    evidence = (f"<b>{t('widget.log.evidence')}</b><pre style='font-size:11px;"
                 "white-space:pre-wrap;background:#f7f7f7;padding:4px'>"
                 + html.escape("\n".join(rows) + more) + "</pre>") if rows else ""
     return {"verdict": verdict, "advice": advice, "evidence": evidence}
@@ -145,7 +147,6 @@ def _upload_bytes(value: Any) -> tuple[str, bytes] | None:
 
 
 NAME = "logreader"
-_PLACEHOLDER = "Paste training-log lines here (nothing in them is ever run)."
 
 
 def make_log_reader(text: str = "", sample: str | None = None
@@ -166,17 +167,17 @@ def make_log_reader(text: str = "", sample: str | None = None
 
     names = list(logs.sample_logs())
     c: dict[str, Any] = {
-        "paste": w.Textarea(value="", placeholder=_PLACEHOLDER, continuous_update=False,
+        "paste": w.Textarea(value="", placeholder=t("widget.log.placeholder"), continuous_update=False,
                             layout=w.Layout(width="98%", height="140px")),
         "upload": w.FileUpload(accept=".log,.txt,.out,.gz,text/plain", multiple=False,
-                               description="upload a log"),
-        "sample": w.Dropdown(options=[("(choose a real excerpt)", "")] + [(n, n) for n in names],
-                             value="", description="or a sample",
+                               description=t("widget.log.upload")),
+        "sample": w.Dropdown(options=[(t("widget.log.choose"), "")] + [(n, n) for n in names],
+                             value="", description=t("widget.log.sample"),
                              layout=w.Layout(width="440px")),
-        "precision": w.Dropdown(options=[("precision: not stated", ""), ("fp16", "fp16"),
+        "precision": w.Dropdown(options=[(t("widget.log.precision_unknown"), ""), ("fp16", "fp16"),
                                          ("bf16", "bf16"), ("fp32", "fp32")], value="",
                                 layout=w.Layout(width="200px")),
-        "read": w.Button(description="read the log", button_style="primary"),
+        "read": w.Button(description=t("widget.log.read"), button_style="primary"),
     }
     for key, ctl in c.items():
         tag(ctl, f"{NAME}-{key}")
@@ -220,14 +221,14 @@ def make_log_reader(text: str = "", sample: str | None = None
             show(*last[0])
 
     def on_paste(_: Any = None) -> None:
-        show(c["paste"].value, f"pasted text, {len(c['paste'].value.splitlines())} lines")
+        show(c["paste"].value, t("widget.log.src.pasted", n=len(c["paste"].value.splitlines())))
 
     def on_upload(change: Any) -> None:
         got = _upload_bytes(c["upload"].value)
         if got is None:
             return
         name, content = got
-        show(content, f"uploaded file {name}, {len(content)} bytes")
+        show(content, t("widget.log.src.uploaded", name=name, n=len(content)))
 
     def on_sample(change: Any) -> None:
         name = c["sample"].value
@@ -238,7 +239,7 @@ def make_log_reader(text: str = "", sample: str | None = None
             c["paste"].value = "\n".join(logs.read_sample(name))
         finally:
             c["paste"].observe(cb_paste, names="value")
-        show(c["paste"].value, f"shipped excerpt {name} (see the attribution README)")
+        show(c["paste"].value, t("widget.log.src.sample", name=name))
 
     cb_paste, cb_upload, cb_sample = (guard(status, on_paste), guard(status, on_upload),
                                       guard(status, on_sample))
@@ -252,7 +253,7 @@ def make_log_reader(text: str = "", sample: str | None = None
     elif text:
         c["paste"].value = text
     else:
-        verdict_text.value = "Paste a log, upload a file, or pick a sample."
+        verdict_text.value = t("widget.log.start")
         live.refresh()
     ui = tag(w.VBox([c["paste"], w.HBox([c["read"], c["upload"], c["precision"]]), c["sample"],
                      status, source_text, verdict_text, live.view, advice_text, evidence_text]),

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import formats as F
 from .._checks import as_positive
+from ..i18n import t
 from ..plots.common import ZONE_COLORS, pow2_label
 from ..plots.formats import ThresholdData, draw_thresholds, update_thresholds
 from .base import LiveFigure, guard, status_line, tag
@@ -55,12 +56,13 @@ def _badge(zone: F.Zone) -> str:
 
 def verdict_html(rows: list[dict[str, Any]]) -> str:
     """The verdict table (one row per format)."""
-    head = ("<tr><th></th><th>G·S</th><th>article's judge</th><th>exact zone of G·S</th>"
-            "<th>stored as</th><th>zone of g_min·S</th><th></th></tr>")
+    head = ("<tr><th></th><th>G·S</th>" + "".join(
+        f"<th>{t(f'widget.thresholds.col.{c}')}</th>" for c in ("judge", "zone", "stored", "zone_min"))
+        + "<th></th></tr>")
     body = ""
     for r in rows:
         flag = ("" if r["agree"] else
-                "<span style='color:#b00020'>models disagree</span>")
+                f"<span style='color:#b00020'>{t('widget.thresholds.disagree')}</span>")
         body += (f"<tr><td><b>{r['format']}</b></td><td>{r['scaled']:.6g}</td>"
                  f"<td>{r['article']}</td><td>{_badge(r['zone'])}</td>"
                  f"<td>{r['stored']!r}</td><td>{_badge(r['zone_min'])}</td><td>{flag}</td></tr>")
@@ -73,20 +75,18 @@ def window_html(data: ThresholdData) -> str:
     lines = []
     for name, w in data.windows.items():
         if w.empty:
-            where = ("no single scale keeps G·S finite and g_min·S normal: the gradients span "
-                     "more than the format's normal range")
+            where = t("widget.thresholds.no_window")
             if not w.empty_nonzero:
-                where += (f"; S up to {w.s_max:.4g} at least keeps g_min from rounding to 0 "
-                          f"(from {w.s_min_nonzero:.4g})")
+                where += t("widget.thresholds.no_window_nonzero", s_max=f"{w.s_max:.4g}",
+                           s_min=f"{w.s_min_nonzero:.4g}")
         else:
-            p2 = (f"powers of two {pow2_label(w.p2_min)} … {pow2_label(w.p2_max)}"
-                  if not w.p2_empty else "no power of two inside")
-            pos = ("inside" if w.s_min <= data.scale <= w.s_max else
-                   "above it: G·S overflows" if data.scale > w.s_max else
-                   "below it: g_min·S falls into the subnormal band or to 0")
-            where = (f"S from {w.s_min:.4g} to {w.s_max:.4g} ({p2}); the current S is "
-                     f"<b>{pos}</b>")
-        lines.append(f"<div><b>{name}</b> safe window: {where}</div>")
+            p2 = (t("widget.thresholds.p2", lo=pow2_label(w.p2_min), hi=pow2_label(w.p2_max))
+                  if not w.p2_empty else t("widget.thresholds.no_p2"))
+            pos = t("widget.thresholds.pos." + ("inside" if w.s_min <= data.scale <= w.s_max else
+                                                "above" if data.scale > w.s_max else "below"))
+            where = t("widget.thresholds.window", s_min=f"{w.s_min:.4g}", s_max=f"{w.s_max:.4g}",
+                      p2=p2, pos=pos)
+        lines.append(f"<div>{t('widget.thresholds.window_head', fmt=name)}{where}</div>")
     return "<div style='font-size:13px'>" + "".join(lines) + "</div>"
 
 
@@ -97,7 +97,7 @@ def make_threshold_explorer(g_max: float = 3.2e4, scale: float = 65536.0, g_min:
 
     fmts = tuple(F.get(f) for f in formats)
     inits = {"g_max": g_max, "scale": scale, "g_min": g_min}
-    labels = {"g_max": "G = |g| max", "scale": "scale S", "g_min": "g_min"}
+    labels = {k: t(f"widget.thresholds.{k}") for k in ("g_max", "scale", "g_min")}
     controls: dict[str, Any] = {}
     for key, (lo, hi) in _RANGES.items():
         controls[key] = tag(w.FloatLogSlider(
@@ -135,7 +135,7 @@ def make_threshold_explorer(g_max: float = 3.2e4, scale: float = 65536.0, g_min:
         note = ""
         g_lo, g_hi = vals["g_min"], vals["g_max"]
         if g_lo > g_hi:
-            g_lo, note = g_hi, "g_min is above G: the window uses g_min = G."
+            g_lo, note = g_hi, t("widget.thresholds.g_min_above")
         d = ThresholdData(g_hi, vals["scale"], g_lo, fmts)
         update_thresholds(plot, d)
         rows = [verdicts(d.g_max, d.scale, d.g_min, f) for f in fmts]

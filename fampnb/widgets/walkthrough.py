@@ -19,9 +19,11 @@ from ..chain import (
     NAN_WHEN,
     ChainResult,
     answers_from_diagnosis,
+    checklist,
     generate_log,
     walk_chain,
 )
+from ..i18n import t
 
 __all__ = ["make_walkthrough"]
 
@@ -58,6 +60,9 @@ def _pre(lines: list[str], focus: int | None = None) -> str:
 
 
 def _diag_html(d: Any) -> str:
+    from ..localize import localize
+
+    d = localize(d)
     adv = getattr(d, "advice", None) or []
     adv = [adv] if isinstance(adv, str) else list(adv)
     ev = getattr(d, "evidence", None) or []
@@ -66,14 +71,14 @@ def _diag_html(d: Any) -> str:
         ln = getattr(e, "line_no", None)
         text = str(getattr(e, "text", e))
         text = text if len(text) <= 150 else "..." + text[-140:]
-        ev_lines.append(f"line {ln}: {text}" if ln is not None else text)
+        ev_lines.append(t("widget.walk.line", n=ln, text=text) if ln is not None else text)
     parts = [f"<b>fampnb.diagnose: {html.escape(str(d.verdict))}</b> - "
              f"{html.escape(str(getattr(d, 'reason', '')))}"]
     if adv:
-        parts.append("first switch: " + html.escape(str(adv[0])))
+        parts.append(t("widget.walk.first_switch") + html.escape(str(adv[0])))
     if ev_lines:
-        parts.append("evidence:<br>" + "<br>".join("&nbsp;&nbsp;" + html.escape(t)
-                                                    for t in ev_lines))
+        parts.append(t("widget.walk.evidence") + "<br>" + "<br>".join(
+            "&nbsp;&nbsp;" + html.escape(line) for line in ev_lines))
     return "<br>".join(parts)
 
 
@@ -83,8 +88,9 @@ def _chain_html(r: ChainResult) -> str:
               "forward-overflow": "#ad1457"}.get(r.verdict, "#333")
     steps = "".join(f"<li><b>{html.escape(q)}</b><br>{html.escape(a)}</li>" for q, a in r.steps)
     return (f"<ol style='margin:0 0 4px 0'>{steps}</ol>"
-            f"<div style='font-size:15px'>verdict: <b style='color:{colour}'>{r.verdict}</b></div>"
-            f"<div>first switch: <b>{html.escape(r.first_switch)}</b></div>")
+            f"<div style='font-size:15px'>{t('widget.walk.verdict')}<b style='color:{colour}'>"
+            f"{r.verdict}</b></div>"
+            f"<div>{t('widget.walk.first_switch')}<b>{html.escape(r.first_switch)}</b></div>")
 
 
 def make_walkthrough(kind: str = "overflow", style: str = "deepspeed", seed: int = 0,
@@ -109,26 +115,27 @@ def make_walkthrough(kind: str = "overflow", style: str = "deepspeed", seed: int
     tb = {"description_width": "150px", "button_width": "auto"}
     wide = w.Layout(width="460px")
     c: dict[str, Any] = {
-        "lines": w.ToggleButtons(options=[(v, k) for k, v in LINES.items()], value="updating",
-                                 description="1. overflow line?", style=tb),
-        "g": w.FloatText(value=3.2e4, description="2. gradient abs max G", style=st,
+        "lines": w.ToggleButtons(options=[(t(f"chain.lines.{k}"), k) for k in LINES],
+                                 value="updating", description=t("widget.walk.q1"), style=tb),
+        "g": w.FloatText(value=3.2e4, description=t("widget.walk.q2"), style=st,
                          layout=w.Layout(width="300px")),
         "scale": w.FloatLogSlider(value=65536.0, base=2, min=-48, max=32, step=1,
-                                  description="loss scale", readout_format=".6g", style=st,
+                                  description=t("widget.walk.scale"), readout_format=".6g", style=st,
                                   continuous_update=False, layout=wide),
-        "nan": w.ToggleButtons(options=[(v, k) for k, v in NAN_WHEN.items()], value="later",
-                               description="3. first NaN?", style=tb),
+        "nan": w.ToggleButtons(options=[(t(f"chain.nan.{k}"), k) for k in NAN_WHEN],
+                               value="later", description=t("widget.walk.q3"), style=tb),
         "precision": w.ToggleButtons(options=["fp16", "bf16"], value="fp16",
-                                     description="precision", style=st),
-        "bf16_pretrained": w.Checkbox(value=False, description="model pretrained in bf16",
+                                     description=t("widget.walk.precision"), style=st),
+        "bf16_pretrained": w.Checkbox(value=False, description=t("widget.walk.bf16_pretrained"),
                                       indent=False),
-        "kind": w.Dropdown(options=[(v, k) for k, v in LOG_KINDS.items()], value=kind,
-                           description="log kind", style=st, layout=wide),
-        "style": w.Dropdown(options=[(v, k) for k, v in LOG_STYLES.items()], value=style,
-                            description="framework style", style=st),
-        "seed": w.BoundedIntText(value=seed, min=0, max=10**6, description="seed", style=st,
+        "kind": w.Dropdown(options=[(t(f"chain.kind.{k}"), k) for k in LOG_KINDS], value=kind,
+                           description=t("widget.walk.kind"), style=st, layout=wide),
+        "style": w.Dropdown(options=[(t("chain.style.seed") if k == "seed" else v, k)
+                                     for k, v in LOG_STYLES.items()], value=style,
+                            description=t("widget.walk.style"), style=st),
+        "seed": w.BoundedIntText(value=seed, min=0, max=10**6, description=t("widget.walk.seed"), style=st,
                                  layout=w.Layout(width="260px")),
-        "load": w.Button(description="answer the chain from this log", icon="arrow-up",
+        "load": w.Button(description=t("widget.walk.load"), icon="arrow-up",
                          layout=w.Layout(width="260px")),
     }
     for key, ctl in c.items():
@@ -136,7 +143,7 @@ def make_walkthrough(kind: str = "overflow", style: str = "deepspeed", seed: int
     chain_text = tag(w.HTML(), f"{NAME}-chain-text")
     log_text = tag(w.HTML(), f"{NAME}-log-text")
     diag_text = tag(w.HTML(), f"{NAME}-diagnosis-text")
-    checklist_text = tag(w.HTML(f"<pre style='font-size:11px'>{html.escape(CHECKLIST)}</pre>"),
+    checklist_text = tag(w.HTML(f"<pre style='font-size:11px'>{html.escape(checklist())}</pre>"),
                          f"{NAME}-checklist-text")
     status = status_line(NAME)
 
@@ -185,12 +192,12 @@ def make_walkthrough(kind: str = "overflow", style: str = "deepspeed", seed: int
     cb_log()
     cb_chain()
 
-    chain_box = w.VBox([w.HTML("<b>The chain</b> - answer the three questions:"), c["lines"],
+    chain_box = w.VBox([w.HTML(t("widget.walk.chain_head")), c["lines"],
                         c["g"], c["scale"], c["nan"], w.HBox([c["precision"], c["bf16_pretrained"]]),
                         live.view, chain_text])
-    log_box = w.VBox([w.HTML("<b>A generated log</b> - and the doctor's reading of it:"),
+    log_box = w.VBox([w.HTML(t("widget.walk.log_head")),
                       w.HBox([c["kind"], c["style"]]), w.HBox([c["seed"], c["load"]]),
                       log_text, diag_text])
-    ui = tag(w.VBox([chain_box, status, log_box, w.HTML("<b>The article's checklist</b>"),
+    ui = tag(w.VBox([chain_box, status, log_box, w.HTML(t("widget.walk.checklist_head")),
                      checklist_text]), NAME)
     return ui, c, artists

@@ -1,0 +1,199 @@
+"""The log doctor's texts in Chinese, parallel to its English ones (``fampnb.diagnose``'s advice,
+caveats and framework hints, the same keys and list lengths: tested), plus the templates of its
+verdict reasons.  ``fampnb.localize`` puts them into a ``Diagnosis`` when Chinese is chosen; the
+English texts stay where the doctor writes them (one source), and ``--json`` never changes.
+Terms: 尺度 (scale), 缩放器 (scaler), 上溢/下溢, 最大/最小规格数, 次正规数, 判据链, 回退 (backoff)."""
+
+from __future__ import annotations
+
+ADVICE: dict[str, list[str]] = {
+    "overflow": [
+        "先降学习率（例如降到 1/2–1/10）、收紧梯度裁剪（例如 max_norm 1.0）：overflow 行还在更新，"
+        "说明梯度对当前尺度来说太大。",
+        "盯住尺度：砍到 256 以下还在减半（连续减半八次），说明梯度长期压不住当前尺度；等缩放器没用，"
+        "该动的是梯度和数据。",
+        "把梯度绝对值上限 G 打出来，核对 G x 尺度：> 65504 坐实上溢（降学习率、收紧梯度裁剪）；"
+        "< 6.1e-05 是下溢：减批次大小或换 bf16。",
+        "如果模型是 bf16 预训练的（T5、GLM、Mistral、LLaMA），用 bf16（或 fp32）代替 fp16 训练："
+        "它的激活装不进 fp16 的范围。",
+        "最后才动缩放器（调低 min_loss_scale 或用静态 loss scale）：那只是掩盖症状，不能消除病因。",
+    ],
+    "data": [
+        "先查数据：标签和输入里有没有 inf/NaN（对一个批次做 torch.isfinite）、空的或损坏的样本，"
+        "以及归一化参数（标准差为零、均值和标准差写反）。",
+        "用 fp32（或 bf16）跑第一个批次：仍然是 NaN，病因就是数据或模型，而不是 fp16 的范围；"
+        "只有在 bf16/fp32 下才是有限值，那就是范围问题。",
+        "先别调缩放器和学习率：数据型 NaN 不会因为尺度减半而好转。",
+    ],
+    "no-scaler": [
+        "这里没有动态缩放器在工作（bf16、fp32 或静态尺度），所以没有什么会跳过非有限的一步："
+        "检查第一个 NaN 步的批次，看标签或输入里有没有 inf/NaN。",
+        "降学习率、收紧梯度裁剪；找一找 NaN 之前 loss 或梯度范数有没有尖峰。",
+        "让训练跳过非有限的步（在 optimizer.step 之前检查梯度范数是否有限），并逐步记录原始的 loss 和"
+        "梯度范数，让下一个 NaN 在它开始的地方就能看见。",
+    ],
+    "healthy": [
+        "没有要动的开关：缩放器在正常工作。留意尺度那一行：麻烦始于它在启动之后还一直减半、"
+        "砍到 256 以下且不再回升。",
+    ],
+    "unknown": [
+        "多记录一些再判断：每一步的 loss、梯度范数、尺度（或框架的 overflow 行），并说明这次训练的"
+        "精度（fp16/bf16/fp32）。",
+        "然后套用判据链：overflow 行还在更新 -> 降学习率、收紧梯度裁剪；第 0 步就 NaN 且没有 "
+        "overflow 行 -> 查数据。",
+    ],
+}
+
+CAVEATS: dict[str, str] = {
+    "bf16-pretrained": (
+        "fp16 下第 0 步的 NaN 不一定是数据问题：bf16 预训练的模型（T5、GLM、Mistral、LLaMA）在 fp16 "
+        "里前向激活就会上溢，损失缩放修不好。判断方法：用 bf16 或 fp32 跑一个批次；那里是有限值、"
+        "fp16 下是 NaN，就是范围问题（用 bf16 训练）；哪里都是 NaN，就是数据问题。"),
+    "calibration": (
+        "启动时的回退是校准：缩放器从高处起步（2^16、2^32、2^15），一路减半直到梯度装得下。"
+        "只要之后没有持续的 NaN，这就是正常的。"),
+    "hf-filter": (
+        "HF Trainer 会把非有限的单步 loss 替换成滑动平均（logging_nan_inf_filter，默认开启），所以打印出的"
+        "有限 loss 可能藏着 NaN；设 logging_nan_inf_filter=False。grad_norm 不受过滤：fp16 下那里的 "
+        "nan/inf 是被跳过的一步。"),
+    "megatron": (
+        "Megatron 会藏起 NaN：loss 为 NaN 时，迭代行里的 loss 字段直接消失而不是打印 nan，"
+        "nan-iterations 计数也可能一直是 0（bf16）。loss 缺失且跳过计数不为零，是被跳过的步；"
+        "跳过计数为零，就是 NaN。"),
+    "silent": (
+        "这个框架的缩放器不打印日志（torch GradScaler、Accelerate、Lightning、Keras）：它跳过一步时"
+        "什么都不说，所以没有 overflow 行什么也证明不了；只剩间接痕迹（grad_norm nan、打印出的尺度在下跌、"
+        "lr_scheduler 的警告）。"),
+    "below-one": (
+        "尺度跌破 1 还在减半：到了这一步，梯度在任何尺度下都不是有限值，所以 inf/NaN 来自前向传播、"
+        "数据或程序错误，而不是 fp16 的梯度范围。"),
+    "fairseq-avg": (
+        "fairseq 的 loss_scale 指标是一个区间内的平均值、为显示而取整：1399 或 0 这样的值是假象"
+        "（0 表示低于 0.5），并不是真实的尺度。"),
+    "grad-nan-skipped": (
+        "grad_norm 为 nan/inf 而 loss 有限且在下降，说明缩放器跳过了这些步：在 fp16 下是正常的。"),
+    "transient-nan": (
+        "单独一条 NaN 记录、之后又是有限值，是在被跳过的一步上打印的；只有持续的 NaN 才算失败。"),
+    "precision-unknown": (
+        "日志没有说明精度。bf16 和 fp32 从不打印回退，所以在那里单凭时间线分不开数据问题和无缩放器；"
+        "知道精度的话请给出（--precision）。"),
+    "no-scaler-silent": (
+        "日志里看不到缩放器。如果训练用的是 fp16 加一个不打印日志的缩放器（GradScaler、Accelerate、"
+        "Lightning、Keras），这个 NaN 可能是隐藏的上溢：把尺度记录下来。"),
+    "multi-rank": (
+        "同一次回退出现在好几个 rank 或缩放器的日志里：每行只计一次，但连续回退的深度按不同的尺度值计算。"),
+    "applied-nonfinite": (
+        "非有限的梯度范数之后 loss 变成恰好 0.0：这次非有限的更新进了权重，而动态的 fp16 缩放器本会"
+        "跳过它（bf16 的典型痕迹）。"),
+    "inferred-fp16": (
+        "日志没有说明精度；推断为 fp16：一条梯度范数非有限的记录让一直在变的学习率停在原处，"
+        "说明这一步被跳过了，而只有 fp16 的缩放器会这样做。如果不对，请用 --precision 给出精度。"),
+    "truncated": (
+        "文件被截断了（一个提前结束的压缩日志）：判定依据截断之前的行；之后发生了什么无从得知。"),
+    "ranks-disagree": (
+        "各 rank 不一致：rank {bad} 出现 NaN loss，rank {good} 没有；判定把所有 rank 当作一次训练来读"
+        "（只有一个 rank 出 NaN，问题指向它的数据分片或它的设备）。"),
+    "misuse": (
+        "日志里有 API 误用错误（例如 fp16 参数配 GradScaler、unscale_/step 调用了两次、用融合优化器"
+        "做梯度裁剪）：先修正调用顺序（unscale_ 在 clip_grad_norm_ 之前，每次迭代一次 step() 和一次 "
+        "update()）。"),
+}
+
+FRAMEWORK_HINTS: dict[str, str] = {
+    "deepspeed": "DeepSpeed：配置里的 fp16.min_loss_scale / fp16.loss_scale（静态）/ bf16.enabled；"
+                 "'Current loss scale already at minimum' 异常就是结局。",
+    "fairseq": "fairseq：--min-loss-scale、--fp16-scale-tolerance、--bf16；FloatingPointError "
+               "'Minimum loss scale reached' 就是结局。",
+    "megatron": "Megatron：--bf16，或静态的 --loss-scale；--min-loss-scale；"
+                "--check-for-nan-in-loss-and-grad。",
+    "apex": "apex amp：amp.initialize 里的 min_loss_scale（默认没有下限）；apex amp 已弃用，"
+            "继任者是 torch.amp。",
+}
+
+#: verdict reasons: (English template, Chinese template); ``{name}`` is a variable part (a
+#: number, a log excerpt), matched in the English and put into the Chinese as it is
+REASONS: list[tuple[str, str]] = [
+    # whole reasons (tried first; a reason that matches none is read clause by clause, "; ")
+    ("a non-finite gradient reached the weights at step {step} (line {line}): the loss then reads "
+     "exactly 0.0 (line {zero}); no dynamic scaler skipped the step (the bf16 trace)",
+     "非有限的梯度在第 {step} 步（第 {line} 行）进了权重：之后 loss 恰好是 0.0（第 {zero} 行）；"
+     "没有动态缩放器跳过这一步（bf16 的典型痕迹）"),
+    ("the excerpt ends on {n} record(s) with a non-finite grad norm whose loss jumps ({a} -> {b}): "
+     "a step that an fp16 scaler skipped, or the start of a collapse (bf16 has no scaler to skip "
+     "it); nothing after it shows which",
+     "片段结束在 {n} 条梯度范数非有限的记录上，其 loss 跳变（{a} -> {b}）：可能是 fp16 缩放器跳过的"
+     "一步，也可能是崩溃的开始（bf16 没有缩放器来跳过它）；之后没有任何内容能说明是哪一种"),
+    ("overflow: {why}", "上溢：{why}"),
+    ("start-up halving went below 256 and never recovered ({a} -> {b} in {n} backoff records)",
+     "启动时的减半砍到 256 以下，再未回升（{n} 条回退记录，{a} -> {b}）"),
+    ("backoffs after a healthy stretch took the scale below 256 ({a} -> {b} in {n} backoff records)",
+     "一段健康的训练之后，回退把尺度砍到 256 以下（{n} 条回退记录，{a} -> {b}）"),
+    ("consecutive backoffs after a healthy stretch, no recovery ({a} -> {b} in {n} backoff records)",
+     "一段健康的训练之后连续回退，不再回升（{n} 条回退记录，{a} -> {b}）"),
+    ("the scale kept halving below 1 ({a} -> {b} in {n} backoff records)",
+     "尺度跌破 1 还在减半（{n} 条回退记录，{a} -> {b}）"),
+    ("a lasting NaN (line {line}) follows the backoffs ({a} -> {b} in {n} backoff records)",
+     "回退之后出现持续的 NaN（第 {line} 行；{n} 条回退记录，{a} -> {b}）"),
+    ("the scaler is stuck at its floor: {n} overflow records (lines {first}-{last}) with the scale "
+     "already at {scale}, so it cannot halve any further and every step is skipped",
+     "缩放器卡在下限：{n} 条 overflow 记录（第 {first}-{last} 行）出现时尺度已经是 {scale}，"
+     "无法再减半，每一步都被跳过"),
+    ("{value} (printed as an integer: a scale below 1)", "{value}（按整数打印：尺度低于 1）"),
+    ("the scale sits at its floor and the steps keep being skipped", "尺度停在下限，步骤一直被跳过"),
+    ("the scaler hit its minimum and the run stopped: {text}", "缩放器到达下限，训练终止：{text}"),
+    ("an error ends the log: {text}", "日志以一个错误结束：{text}"),
+    ("an API misuse error, not a NaN diagnosis: {text}", "这是 API 误用错误，不是 NaN 诊断：{text}"),
+    ("the printed loss scale is {scale}, below 1: a silent scaler has halved it on every "
+     "overflowing step", "打印出的尺度是 {scale}，低于 1：一个不打印日志的缩放器在每个上溢的步上都把它减半了"),
+    ("{n} consecutive records with a non-finite grad norm (steps the silent scaler skipped, from "
+     "line {line}) run straight into a loss that never recovers",
+     "{n} 条连续的梯度范数非有限的记录（不打印日志的缩放器跳过的步，从第 {line} 行起）之后，"
+     "loss 再也没有恢复"),
+    ("a mid-run backoff ({a} -> {b}, line {line}) that may be isolated or the start of a cascade: "
+     "the next record jumps ({jump}) and the excerpt ends, so nothing shows that the scale held",
+     "训练中途的一次回退（{a} -> {b}，第 {line} 行），可能是孤立的，也可能是连锁回退的开始："
+     "下一条记录跳变（{jump}），片段随即结束，看不出尺度是否稳住"),
+    ("NaN appears mid-run at step {step} (line {line}) and no dynamic scaler is at work ({why})",
+     "训练中途第 {step} 步（第 {line} 行）出现 NaN，且没有动态缩放器在工作（{why}）"),
+    ("the loss scale is a constant 1.0 with no skipped steps", "尺度恒为 1.0，没有跳过的步"),
+    ("the run is bf16", "这是 bf16 训练"),
+    ("NaN appears mid-run at step {step} (line {line}) with no loss scaler visible in the log",
+     "训练中途第 {step} 步（第 {line} 行）出现 NaN，日志里看不到缩放器"),
+    ("NaN appears at {where}, not at the start of training, and the log neither states the "
+     "precision nor can show a scaler (this framework's scaler is silent, or no record precedes "
+     "the NaN)",
+     "{where}出现 NaN，不在训练开头；日志既没有说明精度，也显示不出缩放器（这个框架的缩放器不打印"
+     "日志，或者 NaN 之前没有任何记录）"),
+    ("step {step} (line {line})", "第 {step} 步（第 {line} 行）"),
+    ("line {line}", "第 {line} 行"),
+    ("NaN from the start of the log ({where}) with no overflow record before it",
+     "日志一开始就是 NaN（{where}），之前没有任何 overflow 记录"),
+    ("no training records recognised (loss, loss scale, overflow lines)",
+     "没有识别出任何训练记录（loss、尺度、overflow 行）"),
+    ("no NaN, no failure signature", "没有 NaN，也没有失败的迹象"),
+    ("no training records recognised: {n} event(s) read, {losses} finite loss record(s), roles "
+     "seen: {roles}", "没有识别出任何训练记录：读到 {n} 个事件、{losses} 条有限的 loss 记录，见到的角色：{roles}"),
+    ("none", "无"),
+    ("to decide, the log would need to show the loss per step (with its step), the loss scale or "
+     "the framework's overflow lines, and the precision",
+     "要做判断，日志需要给出每一步的 loss（带步数）、尺度或框架的 overflow 行，以及精度"),
+    ("NaN appears mid-run at step {step} (line {line}) with the printed loss scale at {scale}, "
+     "below 1: the scaler has halved it away on overflowing steps",
+     "训练中途第 {step} 步（第 {line} 行）出现 NaN，打印出的尺度是 {scale}、低于 1：缩放器在上溢的步上"
+     "把它一路减半没了"),
+    # clauses of composite reasons
+    ("the loss scale holds at {scale}", "尺度稳定在 {scale}"),
+    ("the scale holds at {scale}", "尺度稳定在 {scale}"),
+    ("{n} backoff record(s), start-up calibration or isolated",
+     "{n} 条回退记录，属于启动校准或孤立的回退"),
+    ("{n} record(s) with a non-finite grad norm and a finite loss are skipped steps",
+     "{n} 条梯度范数非有限而 loss 有限的记录是被跳过的步"),
+    ("{n} finite loss record(s), no lasting NaN", "{n} 条有限的 loss 记录，没有持续的 NaN"),
+    ("the missing loss field goes with a non-zero skipped-iterations counter: skipped start-up "
+     "steps, not NaN", "缺失的 loss 字段伴随着非零的跳过迭代计数：是启动时被跳过的步，不是 NaN"),
+    ("the scale is already {scale} at the first record", "第一条记录时尺度已经是 {scale}"),
+    ("the lr_scheduler-before-optimizer warning only means the first fp16 step was skipped",
+     "lr_scheduler 早于 optimizer 调用的警告只说明第一个 fp16 步被跳过了"),
+    ("the first record already reads loss 0.0 with a non-finite grad norm, no finite loss before it",
+     "第一条记录的 loss 已经是 0.0、梯度范数非有限，之前没有任何有限的 loss"),
+]
