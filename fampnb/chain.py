@@ -23,8 +23,8 @@ from .i18n import t
 from .scenarios import LOG_KINDS, synthetic_log
 from .seed import WARN_SCALE
 
-__all__ = ["CHECKLIST", "checklist", "LINES", "NAN_WHEN", "LOG_KINDS", "LOG_STYLES", "WARN_SCALE", "ChainResult",
-           "walk_chain", "generate_log", "answers_from_diagnosis"]
+__all__ = ["CHECKLIST", "checklist", "LINES", "NAN_WHEN", "LOG_KINDS", "LOG_STYLES", "WARN_SCALE",
+           "ChainResult", "walk_chain", "generate_log", "answers_from_diagnosis"]
 
 #: The article's copyable checklist (its four items and the bf16 shortcut), in English;
 #: ``checklist()`` gives it in the current language.

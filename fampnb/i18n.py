@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 
 __all__ = ["LANGUAGES", "get_language", "set_language", "language", "t", "messages",
            "cjk_font", "plot_language", "pt", "setup_notebook", "FONT_HINT", "parse_language"]
@@ -85,7 +85,7 @@ def language(lang: str | None) -> Iterator[str]:
         _chosen = before
 
 
-@lru_cache(maxsize=None)
+@cache
 def messages(lang: str) -> dict[str, str]:
     """The catalogue of ``lang`` (key -> text with ``{fields}``)."""
     import importlib

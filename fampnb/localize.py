@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from .i18n import get_language
@@ -33,7 +33,7 @@ def _pattern(template: str) -> re.Pattern[str]:
     return re.compile(out + r"\Z", re.S)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables(lang: str) -> tuple[dict[str, str], list[tuple[re.Pattern[str], str]]]:
     """(exact English text -> translation, [(English template pattern, translation template)])."""
     if lang == "en":

@@ -63,6 +63,6 @@ def diagnose(events: Iterable[Event], precision: str | None = None) -> Diagnosis
     acc = Accumulator()
     for ev in events:
         acc.feed(ev)
-    from fampnb.localize import localize   # reason/advice/caveats in the chosen language
+    from fampnb.localize import localize  # reason/advice/caveats in the chosen language
 
     return localize(decide(acc, acc.close(precision)))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..i18n import pt
 from .. import formats as _F
+from ..i18n import pt
 
 __all__ = [
     "ZONE_COLORS", "BIT_COLORS", "BAND_LABELS", "log2", "sup", "pow2_label", "pow2_formatter",

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..i18n import pt
 from .. import formats as F
+from ..i18n import pt
 from .common import (
-    BAND_LABELS,
     BIT_COLORS,
     ZONE_COLORS,
     draw_bands,

@@ -57,9 +57,11 @@ def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
     style = {"description_width": "110px"}
     controls: dict[str, Any] = {
         "policy": w.Dropdown(options=[(t(f"scenarios.policy.{k}"), k) for k in POLICY_LABELS],
-                             value=policy, description=t("widget.decay.policy"), style=style, layout=w.Layout(width="380px")),
+                             value=policy, description=t("widget.decay.policy"), style=style,
+                             layout=w.Layout(width="380px")),
         "scenario": w.Dropdown(options=[(t(f"scenarios.story.{k}"), k) for k in SCENARIOS],
-                               value=scenario, description=t("widget.decay.scenario"), style=style, layout=w.Layout(width="380px")),
+                               value=scenario, description=t("widget.decay.scenario"), style=style,
+                               layout=w.Layout(width="380px")),
         "init_scale": w.FloatLogSlider(value=init_scale, base=2, min=-24, max=32, step=1,
                                        description=t("widget.decay.init_scale"), readout_format=".6g",
                                        style=style, continuous_update=False,

@@ -12,7 +12,6 @@ import html
 from typing import Any
 
 from ..chain import (
-    CHECKLIST,
     LINES,
     LOG_KINDS,
     LOG_STYLES,

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import ROOT
 
+from conftest import ROOT
 from fampnb import i18n
 
 from .twin import Twin, table_rows
@@ -121,7 +121,7 @@ def _hazards(nb: Any) -> None:
 def _fp8(nb: Any) -> None:
     from fampnb.widgets import make_fp8_scaling
 
-    from .test_nb09_fp8_scaling import SlowTwin   # its recompute takes a moment
+    from .test_nb09_fp8_scaling import SlowTwin  # its recompute takes a moment
 
     twin = SlowTwin(nb, make_fp8_scaling, scheme="delayed", history=16)
     twin.sync_from_kernel()
