@@ -20,6 +20,7 @@ from conftest import ROOT, load_tool
 from fampnb import i18n, seed
 from fampnb.messages import en as msg_en
 from fampnb.messages import zh as msg_zh
+from fampnb.plots import lang as plang
 
 NB_DIR = ROOT / "notebooks"
 CJK_RE = __import__("re").compile(r"[\u4e00-\u9fff]")
@@ -136,36 +137,36 @@ def test_cjk_font_agrees_with_matplotlibs_font_manager():
     from matplotlib import font_manager
 
     names = {f.name for f in font_manager.fontManager.ttflist}
-    found = i18n.cjk_font()
+    found = plang.cjk_font()
     assert found is None or found in names
     if found is None:
-        assert not names & set(i18n.CJK_FAMILIES)
+        assert not names & set(plang.CJK_FAMILIES)
 
 
 def test_plot_labels_fall_back_to_english_without_a_cjk_font(monkeypatch, capsys):
     key = next(k for k in msg_en.MESSAGES if k.startswith("seed."))
-    monkeypatch.setattr(i18n, "cjk_font", lambda: None)
-    assert i18n.setup_notebook("zh") is None and i18n.get_language() == "zh"
-    assert capsys.readouterr().out.strip() == i18n.FONT_HINT      # one line, how to install
-    assert "\n" not in i18n.FONT_HINT and "fonts-noto-cjk" in i18n.FONT_HINT
+    monkeypatch.setattr(plang, "cjk_font", lambda: None)
+    assert plang.setup_notebook("zh") is None and i18n.get_language() == "zh"
+    assert capsys.readouterr().out.strip() == plang.FONT_HINT      # one line, how to install
+    assert "\n" not in plang.FONT_HINT and "fonts-noto-cjk" in plang.FONT_HINT
     assert i18n.t(key) == msg_zh.MESSAGES[key]                     # texts are Chinese
-    assert i18n.pt(key) == msg_en.MESSAGES[key]                    # plot labels are not
-    assert i18n.plot_language() == "en"
+    assert plang.pt(key) == msg_en.MESSAGES[key]                    # plot labels are not
+    assert plang.plot_language() == "en"
 
 
 def test_plot_labels_are_chinese_with_a_cjk_font(monkeypatch, capsys):
     import matplotlib
 
     key = next(k for k in msg_en.MESSAGES if k.startswith("seed."))
-    monkeypatch.setattr(i18n, "cjk_font", lambda: "Noto Sans CJK SC")
+    monkeypatch.setattr(plang, "cjk_font", lambda: "Noto Sans CJK SC")
     monkeypatch.setitem(matplotlib.rcParams, "font.sans-serif", ["DejaVu Sans", "Arial"])
     monkeypatch.setitem(matplotlib.rcParams, "axes.unicode_minus", True)
-    i18n.setup_notebook("zh")
+    plang.setup_notebook("zh")
     assert capsys.readouterr().out == ""
-    assert i18n.pt(key) == msg_zh.MESSAGES[key]
+    assert plang.pt(key) == msg_zh.MESSAGES[key]
     assert matplotlib.rcParams["font.sans-serif"] == ["DejaVu Sans", "Noto Sans CJK SC", "Arial"]
     with i18n.language("en"):
-        assert i18n.pt(key) == msg_en.MESSAGES[key]
+        assert plang.pt(key) == msg_en.MESSAGES[key]
 
 
 # -- the zh notebooks ------------------------------------------------------------------------
@@ -322,7 +323,7 @@ def test_plots_draw_chinese_labels_only_with_a_cjk_font(monkeypatch):
     from fampnb.plots import draw_format_ranges
 
     def xlabel(font: str | None, lang: str) -> tuple[str, list[str]]:
-        monkeypatch.setattr(i18n, "cjk_font", lambda: font)
+        monkeypatch.setattr(plang, "cjk_font", lambda: font)
         with i18n.language(lang):
             fig, ax = plt.subplots()
             draw_format_ranges(ax, [formats.FP16, formats.BF16])

@@ -12,7 +12,7 @@ the ``colab-setup`` tag), so moving the repository is one edit plus ``make noteb
 
 The Chinese edition ``notebooks/zh/NN-*.ipynb`` is generated, never edited: its code cells are the
 English notebook's (same ids, same order), its set-up cell also calls
-``fampnb.i18n.setup_notebook("zh")``, and each markdown cell comes from
+``fampnb.plots.lang.setup_notebook("zh")``, and each markdown cell comes from
 ``notebooks/zh/translations/NN-*.json`` (cell id -> the sha256 of the English source it translates
 and the Chinese text).  An English markdown cell edited after its translation is *stale*: ``zh``
 refuses to build until the translation is updated and stamped (``zh-status`` shows what to do).
@@ -116,8 +116,8 @@ def execute(path: Path, timeout: int = 300) -> None:
 ZH_DIR = NB_DIR / "zh"
 TR_DIR = ZH_DIR / "translations"
 ZH_SETUP = ('\n# 所有环境：包的文本（医生报告、控件、打印说明）改用中文；有中文字体时图中标签也用中文\n'
-            'from fampnb import i18n\n'
-            'i18n.setup_notebook("zh")')
+            'from fampnb.plots import lang\n'
+            'lang.setup_notebook("zh")')
 
 
 def source_hash(source: str) -> str:

@@ -18,7 +18,7 @@ MESSAGES: dict[str, str] = {
     "seed.col.next": "next",
     "seed.exp2.check": "check: row {row} = {got}, expected {expected}, {result}",
     "seed.exp2.sequence": "sequence: {sequence}",
-    # -- plot labels (fampnb.plots; drawn through i18n.pt: English without a CJK font) ----
+    # -- plot labels (fampnb.plots; drawn through plots.lang.pt: English without a CJK font) ----
     'plot.abs_x_log2': "|x| (log2 axis)",
     'plot.relative_gap': "relative gap ulp(x)/x",
     'plot.value_log2_ticks': "|value| (log2 axis: each tick is a power of two)",

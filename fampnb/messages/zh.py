@@ -19,7 +19,7 @@ MESSAGES: dict[str, str] = {
     "seed.col.next": "下一步",
     "seed.exp2.check": "第 {row} 行检查：实算 {got}，期望 {expected}，判定 {result}",
     "seed.exp2.sequence": "尺度序列：{sequence}",
-    # -- plot labels (fampnb.plots; drawn through i18n.pt: English without a CJK font) ----
+    # -- plot labels (fampnb.plots; drawn through plots.lang.pt: English without a CJK font) ----
     'plot.abs_x_log2': "|x|（log2 轴）",
     'plot.relative_gap': "相对间距 ulp(x)/x",
     'plot.value_log2_ticks': "|value|（log2 轴：每个刻度是一个 2 的幂）",

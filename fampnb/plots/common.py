@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from .. import formats as _F
-from ..i18n import pt
+from .lang import pt
 
 __all__ = [
     "ZONE_COLORS", "BIT_COLORS", "BAND_LABELS", "log2", "sup", "pow2_label", "pow2_formatter",

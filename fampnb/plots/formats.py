@@ -13,7 +13,6 @@ from functools import cached_property
 from typing import Any
 
 from .. import formats as F
-from ..i18n import pt
 from .common import (
     BIT_COLORS,
     ZONE_COLORS,
@@ -24,6 +23,7 @@ from .common import (
     setup_log2_axis,
 )
 from .common import sup as _sup
+from .lang import pt
 
 __all__ = [
     "draw_format_ranges", "update_format_ranges",

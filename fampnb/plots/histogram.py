@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..i18n import pt
 from .common import ZONE_COLORS, draw_bands, log2, pow2_label, setup_log2_axis
+from .lang import pt
 
 __all__ = ["draw_grad_histogram", "update_grad_histogram", "histogram_title", "HIST_XLIM"]
 

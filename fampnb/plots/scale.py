@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..i18n import pt
 from ..seed import WARN_SCALE
 from .common import fast_log_ticks
+from .lang import pt
 
 __all__ = [
     "ScaleSeries", "scale_series", "WARN_SCALE",
