@@ -446,3 +446,29 @@ def test_zh_notebooks_pass_the_english_notebooks_file_checks(tool, path):
     tn.test_has_checked_key_numbers_with_stored_outputs(zh_path)
     tn.test_kernelspec_and_no_widget_state(zh_path)
     tn.test_widget_cells_are_never_checked(zh_path)
+
+
+# -- the late widgets (notebooks 08 and 09) speak the chosen language -------------------------
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_hazards_and_fp8_widgets_speak_the_chosen_language(lang):
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("matplotlib")
+    from fampnb.widgets.fp8 import make_fp8_scaling
+    from fampnb.widgets.hazards import make_hazards
+
+    cat = (msg_zh if lang == "zh" else msg_en).MESSAGES
+    with i18n.language(lang):
+        _, hc, ha = make_hazards(scale=2.0 ** 9)  # exp overflows fp16 as written
+        _, fc, fa = make_fp8_scaling(scheme="mx")
+    assert hc["scale"].description == cat["widget.hazards.scale"]
+    assert hc["fix"].description == cat["widget.hazards.fix"]
+    how = cat["widget.hazards.how.plain"]
+    assert ha["verdict_text"].value.startswith(f"<b>{cat['widget.hazards.out'].split('{how}')[0]}"
+                                               .replace("{scale}", "512") + how)
+    assert f"<th>{cat['widget.hazards.col.abs_max']}</th>" in ha["table_text"].value
+    assert fc["scheme"].description == cat["widget.fp8.scheme"]
+    assert fc["spike"].description == cat["widget.fp8.spike"]
+    assert cat["widget.fp8.note.delayed_only"] in fa["status"].value
+    assert f"<th>{cat['widget.fp8.col.lost']}</th>" in fa["table_text"].value
+    if lang == "zh":
+        assert CJK_RE.search(fa["status"].value) and CJK_RE.search(ha["verdict_text"].value)

@@ -16,16 +16,17 @@ from typing import Any
 import numpy as np
 
 from .common import ZONE_COLORS, format_bands, setup_log2_axis
+from .lang import pt
 
 __all__ = ["draw_fp8_scaling", "update_fp8_scaling", "shares_label", "share_pct",
            "FP8_XLIM"]
 
 #: x range of the histogram, in log2 units (fp4's, fp8's bands and the unscaled demo gradients)
 FP8_XLIM: tuple[float, float] = (-40.0, 24.0)
-_NAMES = {"lost": "lost to 0", "subnormal": "subnormal", "normal": "normal",
-          "saturated": "saturated (clipped to ±max)", "nan": "NaN"}
-_BAND_LABELS = {"zero": "rounds to 0", "subnormal": "subnormal", "normal": "normal",
-                "overflow": "beyond max: saturates"}
+_SHARES = ("lost", "subnormal", "normal", "saturated", "nan")
+#: catalogue keys of the band legend (fampnb.plots.lang.pt)
+_BAND_KEYS = {"zero": "plot.band.zero", "subnormal": "plot.band.subnormal",
+              "normal": "plot.band.normal", "overflow": "plot.fp8.band.overflow"}
 
 
 def share_pct(x: float) -> str:
@@ -40,9 +41,10 @@ def share_pct(x: float) -> str:
 def shares_label(view: Any) -> str:
     """One line per category: the exact share of all values (input zeros counted apart)."""
     s = view.shares
-    lines = [f"{_NAMES[k]:<28} {share_pct(s.fraction(k)):>7}" for k in _NAMES]
+    names = {k: "NaN" if k == "nan" else pt(f"plot.fp8.share.{k}") for k in _SHARES}
+    lines = [f"{names[k]:<28} {share_pct(s.fraction(k)):>7}" for k in _SHARES]
     if s.counts["zero"]:
-        lines.append(f"{'(input zeros)':<28} {share_pct(s.fraction('zero')):>7}")
+        lines.append(f"{pt('plot.fp8.input_zeros'):<28} {share_pct(s.fraction('zero')):>7}")
     return "\n".join(lines)
 
 
@@ -57,10 +59,8 @@ def _hist(view: Any, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _title(view: Any) -> str:
-    what = {"global": "one scale for all tensors", "tensorwise": "one scale per tensor",
-            "rowwise": "one scale per row", "delayed": "delayed scaling, at the spike step",
-            "mx": "MX: one power of two per block"}[view.scheme]
-    return f"{view.elem}: {what} — {view.shares.total:,} values"
+    what = pt(f"plot.fp8.scheme.{view.scheme}")
+    return pt("plot.fp8.title", elem=view.elem, what=what, total=f"{view.shares.total:,}")
 
 
 def _draw_bands(ax: Any, view: Any, lo: float, hi: float) -> list[Any]:
@@ -69,7 +69,7 @@ def _draw_bands(ax: Any, view: Any, lo: float, hi: float) -> list[Any]:
     out = []
     for name, a, b in format_bands(get(view.elem), lo, hi):
         p = ax.axvspan(a, b, color=ZONE_COLORS[name], alpha=0.3, lw=0, zorder=0)
-        p.set_label(_BAND_LABELS[name])
+        p.set_label(pt(_BAND_KEYS[name]))
         p.set_gid(name)
         out.append(p)
     return out
@@ -96,10 +96,10 @@ def draw_fp8_scaling(ax: Any, view: Any, *, trace_ax: Any = None,
     ``rel_line``, ``sat_line``, ``lost_line``, ``spike_line``, ``trace_text``, ``trace_ax``."""
     lo, hi = xlim
     edges, pct = _hist(view, lo, hi)
-    curve = ax.stairs(pct, edges, fill=True, color="#4e79a7", alpha=0.85, label="scaled values")
+    curve = ax.stairs(pct, edges, fill=True, color="#4e79a7", alpha=0.85, label=pt("plot.fp8.scaled_values"))
     ax.set_ylim(0, 105)
-    ax.set_ylabel("% of values per octave")
-    setup_log2_axis(ax, lo, hi, step=8, label="log2 |value × scale| (what is cast)")
+    ax.set_ylabel(pt("plot.pct_per_octave"))
+    setup_log2_axis(ax, lo, hi, step=8, label=pt("plot.fp8.xlabel"))
     bands = _draw_bands(ax, view, lo, hi)
     ax.legend(handles=bands, loc="upper left", fontsize=7, frameon=False, ncol=2)
     title = ax.set_title(_title(view), fontsize=10)
@@ -110,12 +110,12 @@ def draw_fp8_scaling(ax: Any, view: Any, *, trace_ax: Any = None,
                                "shares_text": shares_text, "ax": ax, "trace_ax": trace_ax,
                                "_elem": view.elem}
     if trace_ax is not None:
-        (rel,) = trace_ax.plot([], [], color="#4e79a7", lw=1.2, label="log2(amax·scale / max)")
-        (sat,) = trace_ax.plot([], [], color="#e15759", lw=1.2, label="% saturated")
-        (lost,) = trace_ax.plot([], [], color="#79706e", lw=1.2, ls="--", label="% lost to 0")
+        (rel,) = trace_ax.plot([], [], color="#4e79a7", lw=1.2, label=pt("plot.fp8.rel"))
+        (sat,) = trace_ax.plot([], [], color="#e15759", lw=1.2, label=pt("plot.fp8.pct_saturated"))
+        (lost,) = trace_ax.plot([], [], color="#79706e", lw=1.2, ls="--", label=pt("plot.fp8.pct_lost"))
         spike = trace_ax.axvline(np.nan, color="#e15759", lw=0.8, ls=":")
         trace_ax.axhline(0, color="#555555", lw=0.6)
-        trace_ax.set_xlabel("training step")
+        trace_ax.set_xlabel(pt("plot.fp8.training_step"))
         trace_ax.legend(loc="upper right", fontsize=7, frameon=False, ncol=3)
         text = trace_ax.text(0.5, 0.5, "", transform=trace_ax.transAxes, ha="center",
                              va="center", fontsize=8, color="#555555")
@@ -133,8 +133,7 @@ def _update_trace(artists: dict[str, Any], view: Any) -> None:
         for line in lines:
             line.set_data([], [])
         artists["spike_line"].set_xdata([np.nan, np.nan])
-        artists["trace_text"].set_text("no time axis: this scheme computes each scale from the "
-                                       "tensor it casts (no history, no lag)")
+        artists["trace_text"].set_text(pt("plot.fp8.no_trace"))
         ax.set_xlim(0, 1)
         ax.set_ylim(-1, 1)
         return

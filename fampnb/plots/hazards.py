@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from .common import ZONE_COLORS, log2, pow2_label
+from .lang import pt
 
 __all__ = ["draw_op_chain", "update_op_chain", "chain_title", "CHAIN_XLIM"]
 
@@ -34,8 +35,8 @@ def _bar(step: Any, xlim: tuple[float, float]) -> tuple[float, str, str]:
 def chain_title(chain: list[Any], fmt: Any) -> str:
     """"first op out of fp16: exp" or "every op stays inside fp16"."""
     bad = next((s for s in chain if s.n_inf or s.n_nan), None)
-    return (f"first op out of {fmt.name}: {bad.name}" if bad is not None
-            else f"every op stays inside {fmt.name}")
+    return (pt("plot.hazards.first_out", fmt=fmt.name, op=bad.name) if bad is not None
+            else pt("plot.hazards.all_inside", fmt=fmt.name))
 
 
 def draw_op_chain(ax: Any, chain: list[Any], fmt: Any, *,
@@ -56,7 +57,7 @@ def draw_op_chain(ax: Any, chain: list[Any], fmt: Any, *,
     ax.set_xlim(lo, hi)
     ticks = list(range(int(math.ceil(lo)), int(hi) + 1, 4))
     ax.set_xticks(ticks, [pow2_label(t) for t in ticks])
-    ax.set_xlabel("abs max of the op's values (log2 scale)")
+    ax.set_xlabel(pt("plot.hazards.xlabel"))
     max_line = ax.axvline(min(log2(fmt.max), hi), color="#b00020", ls="--", lw=1)
     max_text = ax.text(hi, -0.45, "", color="#b00020", fontsize=7, va="top", ha="right")
     title = ax.set_title(chain_title(chain, fmt), fontsize=10)
@@ -72,8 +73,8 @@ def _set_format(artists: dict[str, Any], fmt: Any) -> None:
     k = log2(fmt.max)
     artists["fmt"] = fmt
     artists["max_line"].set_xdata([min(k, hi)] * 2)
-    artists["max_text"].set_text(f"{fmt.name} max {fmt.max:.6g}" + (" (off the axis →)"
-                                                                     if k > hi else " "))
+    artists["max_text"].set_text(pt("plot.hazards.max", fmt=fmt.name, max=f"{fmt.max:.6g}")
+                                 + (pt("plot.hazards.off_axis") if k > hi else " "))
 
 
 def update_op_chain(artists: dict[str, Any], chain: list[Any], fmt: Any = None) -> None:

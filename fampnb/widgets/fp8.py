@@ -11,30 +11,30 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ..i18n import t
+
 __all__ = ["NAME", "HISTORY_OPTIONS", "shares_table_html", "make_fp8_scaling"]
 
 NAME = "fp8"
 HISTORY_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 1024)
 _COLS = ("lost", "subnormal", "normal", "saturated", "nan")
-_HEAD = {"lost": "lost to 0", "subnormal": "subnormal", "normal": "normal",
-         "saturated": "saturated", "nan": "NaN"}
 
 
 def shares_table_html(view: Any) -> str:
     """An HTML table: per tensor (and all together), the share lost to 0, subnormal, normal,
     saturated and NaN under ``view`` (rows with a loss in red)."""
     from ..plots.fp8 import share_pct
-    head = "".join(f"<th>{_HEAD[c]}</th>" for c in _COLS)
+    head = "".join(f"<th>{'NaN' if c == 'nan' else t('widget.fp8.col.' + c)}</th>" for c in _COLS)
     rows = list(view.per_tensor.items())
     if len(rows) > 1:
-        rows.append(("all", view.shares))
+        rows.append((t("widget.fp8.all"), view.shares))
     body = []
     for name, s in rows:
         bad = s.counts["lost"] or s.counts["saturated"] or s.counts["nan"]
         style = " style='color:#b00020'" if bad else ""
         cells = "".join(f"<td>{share_pct(s.fraction(c))}</td>" for c in _COLS)
         body.append(f"<tr{style}><td>{html.escape(name)}</td>{cells}</tr>")
-    return (f"<table style='font-size:90%'><tr><th style='text-align:left'>tensor</th>{head}</tr>"
+    return (f"<table style='font-size:90%'><tr><th style='text-align:left'>{t('widget.fp8.col.tensor')}</th>{head}</tr>"
             f"{''.join(body)}</table>")
 
 
@@ -74,19 +74,19 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
         raise ValueError(f"spike must be a power of two from 1 to 4096, got {spike!r}")
     style = {"description_width": "70px"}
     controls: dict[str, Any] = {
-        "scheme": w.Dropdown(options=list(SCHEMES), value=scheme, description="scheme",
+        "scheme": w.Dropdown(options=list(SCHEMES), value=scheme, description=t("widget.fp8.scheme"),
                              style=style, layout=w.Layout(width="220px")),
-        "elem": w.Dropdown(options=list(ELEMENTS), value=elem, description="element",
+        "elem": w.Dropdown(options=list(ELEMENTS), value=elem, description=t("widget.fp8.elem"),
                            style=style, layout=w.Layout(width="220px")),
-        "tensors": w.Dropdown(options=list(sets), value=tensors, description="tensors",
+        "tensors": w.Dropdown(options=list(sets), value=tensors, description=t("widget.fp8.tensors"),
                               style=style, layout=w.Layout(width="220px")),
-        "margin": w.IntSlider(value=int(margin), min=0, max=8, description="margin", style=style,
+        "margin": w.IntSlider(value=int(margin), min=0, max=8, description=t("widget.fp8.margin"), style=style,
                               continuous_update=False, layout=w.Layout(width="330px")),
         "history": w.SelectionSlider(options=list(HISTORY_OPTIONS), value=history,
-                                     description="history", style=style,
+                                     description=t("widget.fp8.history"), style=style,
                                      continuous_update=False, layout=w.Layout(width="330px")),
         "spike": w.FloatLogSlider(value=float(spike), base=2, min=0, max=12, step=1,
-                                  description="spike ×", readout_format=".4g", style=style,
+                                  description=t("widget.fp8.spike"), readout_format=".4g", style=style,
                                   continuous_update=False, layout=w.Layout(width="330px")),
     }
     for key, c in controls.items():
@@ -113,9 +113,9 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
         update_fp8_scaling(artists, v)
         notes = list(v.notes)
         if v.scheme != "delayed":
-            notes.append("history and spike act on delayed scaling only")
+            notes.append(t("widget.fp8.note.delayed_only"))
         elif controls["tensors"].value != "gradients":
-            notes.append("delayed scaling runs on the gradients' amax trace")
+            notes.append(t("widget.fp8.note.gradients_trace"))
         live.refresh()
         show_ok(status, "; ".join(notes))
         table.value = shares_table_html(v)  # last: a changed table means the update is done

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import hazards as H
 from ..formats import get
+from ..i18n import t
 
 __all__ = ["make_hazards", "verdict", "table_html", "NAME"]
 
@@ -28,19 +29,19 @@ def verdict(scale: float, fix: bool, fmt: str) -> str:
     f = get(fmt)
     chain = H.op_chain(scale, fix=fix, fmt=f)
     bad = H.first_out(chain)
-    how = "with the fixes" if fix else "as written"
+    how = t("widget.hazards.how.fixed" if fix else "widget.hazards.how.plain")
     if bad is None:
         top = max(chain, key=lambda s: s.abs_max)
-        return (f"scale {scale:g}, {how}: every op stays inside {f.name} (largest: {top.name}, "
-                f"{top.abs_max:.4g}; max {f.max:.6g})")
+        return t("widget.hazards.inside", scale=f"{scale:g}", how=how, fmt=f.name, op=top.name,
+                 abs_max=f"{top.abs_max:.4g}", max=f"{f.max:.6g}")
     what = f"{bad.n_nan} NaN" if bad.n_nan else f"{bad.n_inf} inf"
-    return (f"scale {scale:g}, {how}: the first op out of {f.name} is {bad.name} "
-            f"({what}); everything after it inherits it")
+    return t("widget.hazards.out", scale=f"{scale:g}", how=how, fmt=f.name, op=bad.name, what=what)
 
 
 def table_html(chain: list[Any]) -> str:
     """Every op's abs max, inf and NaN counts; rows out of range in red."""
-    head = "<tr><th style='text-align:left'>op</th><th>abs max</th><th>inf</th><th>NaN</th></tr>"
+    head = (f"<tr><th style='text-align:left'>{t('widget.hazards.col.op')}</th>"
+            f"<th>{t('widget.hazards.col.abs_max')}</th><th>inf</th><th>NaN</th></tr>")
     rows = []
     for s in chain:
         style = "" if s.finite else " style='color:#b00020'"
@@ -62,13 +63,12 @@ def make_hazards(scale: float = 1.0, fix: bool = False, fmt: str = "fp16"
     style = {"description_width": "110px"}
     controls: dict[str, Any] = {
         "scale": w.FloatLogSlider(value=scale, base=2, min=SLIDER_MIN, max=SLIDER_MAX, step=0.25,
-                                  description="activation scale", readout_format=".4g",
+                                  description=t("widget.hazards.scale"), readout_format=".4g",
                                   style=style, continuous_update=False,
                                   layout=w.Layout(width="520px")),
-        "fix": w.Checkbox(value=bool(fix), description="apply the fixes (max-subtraction, "
-                          "fp32 softmax and statistics)", indent=False,
+        "fix": w.Checkbox(value=bool(fix), description=t("widget.hazards.fix"), indent=False,
                           layout=w.Layout(width="560px")),
-        "format": w.Dropdown(options=["fp16", "bf16"], value=f.name, description="format",
+        "format": w.Dropdown(options=["fp16", "bf16"], value=f.name, description=t("widget.hazards.format"),
                              style={"description_width": "60px"},
                              layout=w.Layout(width="160px")),
     }
