@@ -24,7 +24,8 @@ def shares_table_html(view: Any) -> str:
     """An HTML table: per tensor (and all together), the share lost to 0, subnormal, normal,
     saturated and NaN under ``view`` (rows with a loss in red)."""
     from ..plots.fp8 import share_pct
-    head = "".join(f"<th>{'NaN' if c == 'nan' else t('widget.fp8.col.' + c)}</th>" for c in _COLS)
+    head = "".join(f"<th>{'NaN' if c == 'nan' else t('widget.fp8.col.' + c)}</th>"
+                   for c in _COLS)
     rows = list(view.per_tensor.items())
     if len(rows) > 1:
         rows.append((t("widget.fp8.all"), view.shares))
@@ -34,8 +35,8 @@ def shares_table_html(view: Any) -> str:
         style = " style='color:#b00020'" if bad else ""
         cells = "".join(f"<td>{share_pct(s.fraction(c))}</td>" for c in _COLS)
         body.append(f"<tr{style}><td>{html.escape(name)}</td>{cells}</tr>")
-    return (f"<table style='font-size:90%'><tr><th style='text-align:left'>{t('widget.fp8.col.tensor')}</th>{head}</tr>"
-            f"{''.join(body)}</table>")
+    first = f"<th style='text-align:left'>{t('widget.fp8.col.tensor')}</th>"
+    return f"<table style='font-size:90%'><tr>{first}{head}</tr>{''.join(body)}</table>"
 
 
 def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
@@ -80,7 +81,8 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
                            style=style, layout=w.Layout(width="220px")),
         "tensors": w.Dropdown(options=list(sets), value=tensors, description=t("widget.fp8.tensors"),
                               style=style, layout=w.Layout(width="220px")),
-        "margin": w.IntSlider(value=int(margin), min=0, max=8, description=t("widget.fp8.margin"), style=style,
+        "margin": w.IntSlider(value=int(margin), min=0, max=8,
+                              description=t("widget.fp8.margin"), style=style,
                               continuous_update=False, layout=w.Layout(width="330px")),
         "history": w.SelectionSlider(options=list(HISTORY_OPTIONS), value=history,
                                      description=t("widget.fp8.history"), style=style,
