@@ -11,6 +11,7 @@ touches pyplot state or rcParams.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -38,13 +39,19 @@ def share_pct(x: float) -> str:
     return f"{100 * x:.2f}%"
 
 
+def _pad(text: str, width: int) -> str:
+    """``text`` left-aligned in ``width`` monospace columns (a Chinese character takes two)."""
+    used = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return text + " " * max(width - used, 0)
+
+
 def shares_label(view: Any) -> str:
     """One line per category: the exact share of all values (input zeros counted apart)."""
     s = view.shares
     names = {k: "NaN" if k == "nan" else pt(f"plot.fp8.share.{k}") for k in _SHARES}
-    lines = [f"{names[k]:<28} {share_pct(s.fraction(k)):>7}" for k in _SHARES]
+    lines = [f"{_pad(names[k], 28)} {share_pct(s.fraction(k)):>7}" for k in _SHARES]
     if s.counts["zero"]:
-        lines.append(f"{pt('plot.fp8.input_zeros'):<28} {share_pct(s.fraction('zero')):>7}")
+        lines.append(f"{_pad(pt('plot.fp8.input_zeros'), 28)} {share_pct(s.fraction('zero')):>7}")
     return "\n".join(lines)
 
 
