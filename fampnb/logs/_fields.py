@@ -137,7 +137,8 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     if "step" in rec and 0 <= rec["step"] < 1e15:
         named = {"step": int(rec["step"]), "explicit": True}
         st.step = named["step"]
-    fw = framework_of(text, "generic")
+    # (a user's print in a log that TensorFlow's logger writes too is a TF/Keras run's record)
+    fw = framework_of(text, "keras" if st.seen.get("tensorflow") else "generic")
     if "grad scale" in fields:
         fw = "insightface"
     if loss is not None:

@@ -5,7 +5,7 @@
 no loss is printed), ``scale`` (loss_scale, loss scale, grad_scale, scale, cur_scale),
 ``log2_scale`` (a scale printed as its base-2 logarithm, ``lg_loss_scale``), ``grad_norm``
 (grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step`` (step, global_step, iter,
-iteration, batch, num_updates, update), ``epoch`` and ``lr``.  A ``train/``, ``train_`` or
+iteration, batch, num_updates, update), ``epoch`` (epoch, and PaddlePaddle's ``pass``) and ``lr``.  A ``train/``, ``train_`` or
 ``train `` prefix (and ``trainer/``) is dropped first.
 
 ``WORDS`` are the words some role's names contain: the reader's prefilter and the fast reader's
@@ -35,7 +35,7 @@ for _names, _role in (
       "grad-norm", "grad_norm_total", "gradnorm", "g_norm"), "grad_norm"),
     (("step", "steps", "global_step", "global step", "iter", "iters", "iteration", "batch",
       "num_updates", "update", "updates", "_step"), "step"),
-    (("epoch", "epochs"), "epoch"),
+    (("epoch", "epochs", "pass"), "epoch"),      # (PaddlePaddle: ``Pass 0, batch 100``)
     (("lr", "learning_rate", "learning rate"), "lr"),
 ):
     for _n in _names:
