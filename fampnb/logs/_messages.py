@@ -42,14 +42,15 @@ REACHED = _c(r"reached\s*\(\s*(" + _NUM + r")\s*\)[.\s]*your loss is probably ex
 GRADS_NONFINITE = _c(r"gradients are nan/inf")
 DS_PROGRESS = _c(r"\bstep=(\d+),\s*skipped=(\d+)")
 #: ColossalAI's skipped fp16 steps (both only where the fp16 scaler is at work, never in bf16):
+#: (any run of whitespace between the words: a console's wrap, joined, keeps its padding)
 #: ``found inf during ShardedOptimV2 step`` (legacy ``ShardedOptimizerV2.step``, a warning) and
 #: ``Found overflow. Skip step`` (low-level ZeRO, Gemini and offload optimizers, verbose mode)
-CAI_SKIP = _c(r"found inf during shardedoptimv2 step|found overflow\.\s*skip step")
+CAI_SKIP = _c(r"found\s+inf\s+during\s+shardedoptimv2\s+step|found\s+overflow\.\s*skip\s+step")
 #: ColossalAI's ``DynamicGradScaler`` (verbose): ``Overflow occurs, the loss scale is adjusted to
 #: X`` (a backoff, after the hysteresis) and ``No overflow for consecutive N steps, the loss scale
 #: is adjusted to X`` (a growth); only the new scale is printed
-CAI_SCALE = _c(r"(no overflow for consecutive\s*\d+\s*steps|overflow occurs),\s*the loss scale is "
-               r"adjusted to\s*(" + _NUM + ")")
+CAI_SCALE = _c(r"(no\s+overflow\s+for\s+consecutive\s*\d+\s*steps|overflow\s+occurs),\s*the\s+loss\s+"
+               r"scale\s+is\s+adjusted\s+to\s*(" + _NUM + ")")
 LR0 = _c(r"tried to get lr value before scheduler/optimizer started stepping")
 SCHED_WARN = _c(r"lr_scheduler\.step\(\)`?\s*before\s*`?optimizer\.step\(\)")
 MISUSE = _c(r"attempting to unscale fp16 gradients|unscale_\(\) has already been called|"

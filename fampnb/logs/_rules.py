@@ -21,6 +21,7 @@ from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
 from fampnb.logs._fields import records as _records
 from fampnb.logs._fields import table_row as _table_row
+from fampnb.logs._fields import zero_written as _zero_written
 from fampnb.logs._messages import (
     ANOMALY,
     ANOMALY_WORDS,
@@ -129,7 +130,9 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
     ``finish``); at most ``MAX_TABLE`` fields are kept per table.  A line that ends inside a
     scaler wording (wrapped at the terminal width, ``fampnb.logs._wrap``) is held back for one
     segment: read joined with the next physical line when that completes the wording, else on
-    its own (its events then come just before the next line's)."""
+    its own (its events then come just before the next line's).  So is a line that ends inside an
+    open array of numbers (numpy's wrap): joined with the next lines while they continue it, read
+    as one record on its first line once a line closes it."""
     if st.head is not None:
         head, head_line, last_line = st.head
         st.head = None
@@ -252,10 +255,10 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ev("skip", "apex", "apex-skip", count=1)
     if "found" in low and CAI_SKIP.search(low):
         ev("skip", "colossalai", "colossalai-skip", count=1)
-    m = CAI_SCALE.search(low) if "adjusted to" in low else None
+    m = CAI_SCALE.search(low) if "adjusted" in low else None
     if m:
         a, prev = _f(m.group(2)), st.scale
-        if m.group(1).startswith("no "):
+        if m.group(1).startswith("no"):
             scaled("growth", prev if prev is not None and prev <= a else None, a, "colossalai",
                    "colossalai-growth")
         else:
@@ -381,7 +384,7 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
     kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule=rule,
               explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale,
-              scale_log2=lg2)
+              scale_log2=lg2, exact_zero=_zero_written(fields))
     if scale is not None:
         st.scale = scale
     if loss is not None:

@@ -55,8 +55,8 @@ WORDINGS: tuple[tuple[str, str], ...] = (
     # DynamicGradScaler): the anchor is the first word, where the rich console may break the line
     ("found", " inf during shardedoptimv2 step"),
     ("found overflow.", " skip step"),
-    ("overflow occurs,", " the loss scale is adjusted to #"),
-    ("no overflow", " for consecutive # steps, the loss scale is adjusted to #"),
+    ("overflow", " occurs, the loss scale is adjusted to #"),
+    ("no", " overflow for consecutive # steps, the loss scale is adjusted to #"),
 )
 
 
