@@ -232,3 +232,41 @@ def test_stated_fp16_with_a_scaler_at_work_stays_unknown():
 def test_zeros_that_may_be_rounding_or_do_not_last_are_left_to_the_other_checks(losses):
     d = _both(_epochs(losses))
     assert d.check != "loss-became-zero", d.reason
+
+
+# ---- the fast reader picks the wrapped records in the middle of a long log -------------------
+def test_wrapped_records_deep_inside_a_long_log_are_read_by_the_fast_reader_too():
+    lines = [f"Pass 0, batch {b}, loss [{6 - b / 1e4:.4f} {6 - b / 2e4:.4f}]" for b in range(3000)]
+    values = np.full(32, 3.25)
+    values[30] = np.nan
+    lines += _numpy_lines("Pass 0, batch 3000, loss", values)       # far past the first 64 KiB
+    lines += _rich_wrapped("found inf during ShardedOptimV2 step", 2)
+    lines += [f"Pass 0, batch {b}, loss [nan nan]" for b in range(3001, 6000)]
+    assert sum(map(len, lines)) > 3 * (64 << 10)
+    full = diagnose(logs.parse(lines))
+    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))   # (a sample)
+    for d in (full, fast):
+        assert (d.verdict, d.check, d.first_nan_step, d.first_nan_line, d.skips) == (
+            "unknown", "lasting-nan", 3000, 3001, 1), d.reason     # (fp16: the skip says so)
+
+
+# ---- a user's records in a log that TensorFlow's logger writes too ---------------------------
+TF = ["INFO:tensorflow:Restoring parameters from /ckpt/model.ckpt-0",
+      "INFO:tensorflow:Starting queue runners."]
+
+
+def _printed(losses: list[str]) -> list[str]:
+    return [f"my total loss = {x}" for x in losses]
+
+
+def test_user_records_after_tensorflow_logger_lines_are_a_tf_runs():
+    evs = [e for e in _events(TF + _printed(["0.5"])) if e.kind == "loss"]
+    assert [e.framework for e in evs] == ["keras"]
+    assert [e.framework for e in _events(_printed(["0.5"]))] == ["generic"]
+
+
+def test_a_later_nan_in_a_tf_run_with_no_stated_precision_is_unknown_not_no_scaler():
+    losses = ["0.9", "0.8", "0.7", "0.6", "0.5", "nan", "nan"]
+    tf = _both(TF + _printed(losses))
+    assert tf.verdict == "unknown" and "silent" in tf.reason, tf.reason
+    assert _both(_printed(losses)).verdict == "no-scaler"

@@ -72,7 +72,7 @@ def _megatron(text: str, st: LineState, ev: object) -> None:
         kind = "nan" if loss is None or not math.isfinite(loss) or (nans or 0) > 0 else "loss"
         emit(kind, "megatron", "megatron-loss", loss=loss if loss is not None else math.nan,
              grad_norm=gnorm, scale_after=scale, count=skipped,
-             exact_zero=zero_written({loss_key: fields[loss_key]}))  # type: ignore[operator]
+             exact_zero=loss == 0.0 and zero_written({loss_key: fields[loss_key]}))  # type: ignore[operator]
     elif scale is not None or gnorm is not None or skipped is not None:
         # the loss key is printed before ``loss scale``: absent here means it vanished (NaN),
         # unless every iteration of the interval was skipped (skip counter > 0)
@@ -96,7 +96,7 @@ def hf(text: str, st: LineState, ev: object) -> bool:
         return False
     kind = "nan" if loss is not None and not math.isfinite(loss) else "loss"
     ev(kind, "hf", "hf-dict", loss=loss, grad_norm=gnorm, epoch=vals.get("epoch"),
-       exact_zero=zero_written(dict(found)))  # type: ignore[operator]
+       exact_zero=loss == 0.0 and zero_written(dict(found)))  # type: ignore[operator]
     lr = vals.get("learning_rate")
     if lr is None:
         return True
@@ -148,7 +148,7 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     if loss is not None:
         kind = "nan" if not math.isfinite(loss) else "loss"
         ev(kind, fw, "loss", loss=loss, grad_norm=gnorm, scale_after=scale,
-           scale_log2=lg2, epoch=rec.get("epoch"), exact_zero=zero_written(fields),
+           scale_log2=lg2, epoch=rec.get("epoch"), exact_zero=loss == 0.0 and zero_written(fields),
            **named)  # type: ignore[operator]
     elif gnorm is not None and not math.isfinite(gnorm):
         ev("skip", fw, "grad-norm-nonfinite", grad_norm=gnorm, scale_after=scale,

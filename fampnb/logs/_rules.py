@@ -384,7 +384,7 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
     kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule=rule,
               explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale,
-              scale_log2=lg2, exact_zero=_zero_written(fields))
+              scale_log2=lg2, exact_zero=loss == 0.0 and _zero_written(fields))
     if scale is not None:
         st.scale = scale
     if loss is not None:

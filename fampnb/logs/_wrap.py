@@ -56,7 +56,7 @@ WORDINGS: tuple[tuple[str, str], ...] = (
     ("found", " inf during shardedoptimv2 step"),
     ("found overflow.", " skip step"),
     ("overflow", " occurs, the loss scale is adjusted to #"),
-    ("no", " overflow for consecutive # steps, the loss scale is adjusted to #"),
+    ("no overflow", " for consecutive # steps, the loss scale is adjusted to #"),
 )
 
 
