@@ -54,6 +54,25 @@ def test_a_list_with_a_non_finite_element_is_a_nan_record(values):
     assert kind == "nan" and not math.isfinite(loss)
 
 
+def test_numpys_summary_of_a_long_array_reads_as_the_mean_of_what_it_shows():
+    values = np.arange(4000) / 8                 # more than numpy's threshold: summarised
+    lines = _numpy_lines("epoch 1 step 5 loss", values)
+    assert "..." in "".join(lines)
+    shown = np.concatenate([values[:3], values[-3:]])
+    assert _records(lines) == [("loss", pytest.approx(float(shown.mean())), 1)]
+    assert _records(["step 2 loss [0.5, 1.5, ..., nan, 2.5]"])[0][0] == "nan"
+
+
+def test_a_very_long_run_of_continuation_lines_stays_fast_and_bounded():
+    import time
+
+    lines = ["step 1 loss [1.5"] + [" 2.5 " * 10] * 20_000 + [" 1 ]", "step 2 loss [2.5 3.5]"]
+    t = time.perf_counter()
+    records = _records(lines)
+    assert time.perf_counter() - t < 30         # (linear: a bounded join, not a quadratic one)
+    assert records[-1] == ("loss", 3.0, len(lines))
+
+
 def test_a_list_with_no_metric_name_or_with_words_inside_is_not_a_value():
     assert _records(["shape [4, 3, 224, 224] step 9"]) == []
     assert _records(["step 9 loss [warmup 1.5]"]) == []

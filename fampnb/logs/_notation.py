@@ -8,7 +8,7 @@ spaces (progress-bar postfixes of tqdm and Keras are such fields), a value possi
 ``tensor(...)`` or followed by ``%``, or a bracketed list of numbers (numpy's ``loss [9.21 9.20]``,
 ``loss: [0.3, 0.4]``, ``loss=[nan, 1.2]``, a one-element ``[nan]``: per-trainer or per-device values),
 read as one value: NaN when any element is NaN, else +-inf when any element is infinite, else the
-mean of the elements (``array_value``; numpy's wrap of a long list onto the next lines is joined by
+mean of the elements (of the elements shown, where numpy summarises a long array with ``...``) (``array_value``; numpy's wrap of a long list onto the next lines is joined by
 ``fampnb.logs._wrap``); keys of up to three words (``lm loss``, ``loss scale``), a
 trailing connective dropped (``loss is nan``, ``the loss became inf``).  CSV/TSV files and aligned
 tables are read by their header row (``header``/``row``); pretty-printed JSON objects (HF's
@@ -29,7 +29,9 @@ __all__ = ["pairs", "header", "row", "json_field", "number", "array_value", "CON
 
 _KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_][\w./\-]*"     # (a value is not a key's word)
 #: a bracketed list of numbers, separated by commas or whitespace (numpy pads with spaces)
-ARRAY = r"\[\s*(?:" + NUM + r"(?:\s*,\s*|\s+))*" + NUM + r"\s*,?\s*\]"
+#: (and numpy's summary of a long one, ``[0. 1. 2. ... 7. 8. 9.]``, ``[0, 1, ..., 9]``)
+ARRAY = (r"\[\s*(?:" + NUM + r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?)*" + NUM
+         + r"\s*,?\s*\]")
 _PAIR = re.compile(
     r"(?<![\w.])(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q))"

@@ -123,13 +123,14 @@ def wrap_head(low: str) -> bool:
 
 #: numpy's wrapped arrays: the open ``[`` of numbers to the line's end, the key before it, a
 #: continuation line (indented, numbers only) and the closing line (numbers, then ``]``)
-_SEP = r"(?:\s*,\s*|\s+)"
+_SEP = r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?"     # (numpy's ``...`` summary)
 _OPEN = re.compile(r"\[\s*(?:(?:" + NUM + ")" + _SEP + r")*(?:" + NUM + r")?\s*,?\s*")
 _KEYED = re.compile(r"(?<![\w.])[a-z_][\w./\-]*(?:\s*[:=]\s*|\s+)$")
 _CONT = re.compile(r"\s+(?:(?:" + NUM + ")" + _SEP + r")*(?:" + NUM + r")\s*,?\s*")
 _CLOSE = re.compile(r"\s*(?:(?:" + NUM + ")" + _SEP + r")*(?:" + NUM + r")\s*,?\s*\]")
-#: the longest joined array the reader holds for a further line
-MAX_JOINED = 1 << 16
+#: the longest joined array the reader holds for a further line (numpy prints about 75 characters
+#: a line and summarises arrays of more than 1000 elements: a real wrapped array is far shorter)
+MAX_JOINED = 4096
 
 
 def open_array(low: str) -> bool:
