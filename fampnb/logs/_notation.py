@@ -8,7 +8,8 @@ spaces (progress-bar postfixes of tqdm and Keras are such fields), a value possi
 ``tensor(...)`` or followed by ``%``, or a bracketed list of numbers (numpy's ``loss [9.21 9.20]``,
 ``loss: [0.3, 0.4]``, ``loss=[nan, 1.2]``, a one-element ``[nan]``: per-trainer or per-device values),
 read as one value: NaN when any element is NaN, else +-inf when any element is infinite, else the
-mean of the elements (of the elements shown, where numpy summarises a long array with ``...``) (``array_value``; numpy's wrap of a long list onto the next lines is joined by
+mean of the elements (of those shown, where numpy summarises a long array with ``...``;
+``array_value``; numpy's wrap of a long list onto the next lines is joined by
 ``fampnb.logs._wrap``); keys of up to three words (``lm loss``, ``loss scale``), a
 trailing connective dropped (``loss is nan``, ``the loss became inf``).  CSV/TSV files and aligned
 tables are read by their header row (``header``/``row``); pretty-printed JSON objects (HF's
