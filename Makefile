@@ -76,7 +76,8 @@ lock:
 	test -x .venv-tools/bin/pip-compile || ($(PYTHON) -m venv .venv-tools && \
 	    .venv-tools/bin/pip install -q pip-tools)
 	.venv-tools/bin/pip-compile -q --strip-extras --allow-unsafe --no-header --extra lab \
-	    --extra test -o requirements/lock.txt pyproject.toml requirements/torch.txt
+	    --extra test -o requirements/lock.txt pyproject.toml requirements/torch.txt \
+	    requirements/lab.in
 	.venv-tools/bin/pip-compile -q --strip-extras --allow-unsafe --no-header \
 	    -o requirements/colab.txt requirements/colab.in
 

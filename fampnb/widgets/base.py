@@ -136,34 +136,17 @@ def _text(t: Any) -> tuple[str, bool] | None:
     return None if t is None else (t.get_text(), t.get_visible())
 
 
-def _axis_key(ax: Any, axis: Any, renderer: Any) -> tuple[Any, ...]:
-    """What an axis gives constrained layout: its tick labels' size and how far they reach past
-    the axes' box on each side (whole pixels), its label, scale and side.  New limits with labels
-    of the same size need no new layout.  Measured on the labels that decide it: the first and
-    the last (how far they reach) and the longest string (the size)."""
+def _ticklabels(axis: Any) -> list[Any]:
+    """The tick labels that decide how far an axis's labels reach: the first, the last and the
+    longest string (the widest, in practice), for the limits the axis has now."""
     labels = [t for t in axis.get_ticklabels() if t.get_text()]
-    if labels:
-        longest = max(labels, key=lambda t: len(t.get_text()))
-        labels = list({id(t): t for t in (labels[0], labels[-1], longest)}.values())
-    exts = [t.get_window_extent(renderer) for t in labels]
-    size: tuple[int, ...] = ()
-    if exts:
-        size = (round(max(e.width for e in exts)), round(max(e.height for e in exts)),
-                *_overhang(ax.bbox, exts))
-    return (axis.get_visible(), axis.get_scale(), axis.get_label_position(),
-            axis.get_ticks_position(), size, _text(axis.label))
+    if not labels:
+        return []
+    longest = max(labels, key=lambda t: len(t.get_text()))
+    return list({id(t): t for t in (labels[0], labels[-1], longest)}.values())
 
 
-def _title_key(ax: Any, t: Any, renderer: Any) -> tuple[Any, ...]:
-    """A title takes its height from the layout, and width only where it is wider than the
-    axes: a new string of the same height that fits changes nothing."""
-    if not (t.get_visible() and t.get_text()):
-        return ()
-    e = t.get_window_extent(renderer)
-    return (round(e.height), max(0, round(e.width - ax.bbox.width)))
-
-
-def _overhang(box: Any, exts: list[Any]) -> tuple[int, ...]:
+def _reach(box: Any, exts: list[Any]) -> tuple[int, ...]:
     """How far (whole pixels) the extents ``exts`` reach past ``box`` on each side."""
     if not exts:
         return ()
@@ -175,24 +158,28 @@ def _overhang(box: Any, exts: list[Any]) -> tuple[int, ...]:
 
 def layout_key(fig: Any) -> tuple[Any, ...]:
     """What constrained layout reads, found without laying out: the figure's size, its own texts
-    and legends, and per axes its visibility, its axes' key (``_axis_key``), titles, legend and
-    how far its texts reach past its box.  Equal keys give equal layouts, so a change that keeps the key
-    (new data, labels of the same size) skips the layout pass."""
+    and legends, and per axes how far its decorations reach past its box on each side (whole
+    pixels: tick labels for the limits it has now, axis labels, titles, texts, legend), with
+    its axes' scales and sides.  Equal keys give equal layouts, so a change that keeps the key
+    (new data, new limits whose labels reach as far) skips the layout pass."""
     renderer = fig.canvas.get_renderer()
     key: list[Any] = [tuple(fig.get_size_inches()), fig.dpi]
     key += [_text(t) for t in fig.texts]
     key += [_text(getattr(fig, a, None)) for a in ("_suptitle", "_supxlabel", "_supylabel")]
     key += [tuple(t.get_text() for t in leg.get_texts()) for leg in fig.legends]
     for ax in fig.axes:
+        if not (ax.get_visible() and ax.axison):
+            key.append((ax.get_visible(), ax.axison))
+            continue
+        parts = [*_ticklabels(ax.xaxis), *_ticklabels(ax.yaxis), ax.xaxis.label, ax.yaxis.label,
+                 ax.title, ax._left_title, ax._right_title, *ax.texts]
+        exts = [t.get_window_extent(renderer) for t in parts if t.get_visible() and t.get_text()]
         leg = ax.get_legend()
-        key.append((ax.get_visible(), ax.axison, _axis_key(ax, ax.xaxis, renderer),
-                    _axis_key(ax, ax.yaxis, renderer),
-                    tuple(_title_key(ax, t, renderer)
-                          for t in (ax.title, ax._left_title, ax._right_title)),
-                    None if leg is None else (leg.get_visible(),
-                                              tuple(t.get_text() for t in leg.get_texts())),
-                    _overhang(ax.bbox, [t.get_window_extent(renderer) for t in ax.texts
-                                        if t.get_visible() and t.get_text()])))
+        if leg is not None and leg.get_visible():
+            exts.append(leg.get_window_extent(renderer))
+        key.append((ax.xaxis.get_scale(), ax.yaxis.get_scale(), ax.xaxis.get_visible(),
+                    ax.yaxis.get_visible(), ax.xaxis.get_label_position(),
+                    ax.yaxis.get_label_position(), _reach(ax.bbox, exts)))
     return tuple(key)
 
 
