@@ -2,8 +2,9 @@
 
 ``pick_ranges(path, size, workers)`` cuts the file at line starts into ``4 * workers`` byte ranges
 and picks each in a worker process (``fampnb.logs._blocks.pick_range``); it yields ``(end, lines,
-picks)`` per range, in file order, as the results arrive.  The pool is shut down when the
-iterator ends or is dropped (``with`` inside a generator: ``close()`` runs it).
+picks)`` per range, in file order, as the results arrive.  The workers start at the call (the
+caller imports the rules meanwhile); the pool is shut down when the iterator ends or is dropped
+(``with`` inside a generator that has started: ``close()`` runs it).
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ def _split_points(path: str, size: int, parts: int) -> list[int]:
 
 def pick_ranges(path: str, size: int, workers: int) -> Iterator[tuple[int, int, list[Pick]]]:
     """``(end, lines, picks)`` of each byte range of ``path``, in order (see the module)."""
+    gen = _results(path, size, workers)
+    next(gen)                   # runs up to the first ``yield``: the ranges are submitted now
+    return gen  # type: ignore[return-value]
+
+
+def _results(path: str, size: int, workers: int) -> Iterator[tuple[int, int, list[Pick]] | None]:
     points = _split_points(path, size, workers * 4)
     ranges = [(a, b) for a, b in zip(points, points[1:]) if a < b]
     methods = multiprocessing.get_all_start_methods()
@@ -39,6 +46,7 @@ def pick_ranges(path: str, size: int, workers: int) -> Iterator[tuple[int, int, 
         futures = [pool.submit(pick_range, path, a, b, k == 0, k == len(ranges) - 1)
                    for k, (a, b) in enumerate(ranges)]
         try:
+            yield None
             for (_, end), fut in zip(ranges, futures):
                 n_lines, picks = fut.result()
                 yield end, n_lines, picks

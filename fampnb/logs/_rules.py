@@ -55,7 +55,7 @@ from fampnb.logs._messages import (
 from fampnb.logs._notation import header as _header
 from fampnb.logs._notation import json_field as _json_field
 from fampnb.logs._notation import row as _csv_row
-from fampnb.logs._read import utf16 as _utf16
+from fampnb.logs._notation import structured_head
 from fampnb.logs._steps import EPOCH as _EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
@@ -381,22 +381,6 @@ def _header_row(text: str, line_no: int, st: LineState) -> list[Event] | None:
     st.table = dict(cells)
     st.table_line = line_no
     return _finish_table(st, rule="row")
-
-
-def structured_head(head: bytes) -> bool:
-    """Is a file whose first bytes are ``head`` structured (a header row, a pretty-printed JSON
-    document) or UTF-16: read whole, since every row is a record there."""
-    if _utf16(head):
-        return True
-    lines = [x.strip() for x in head[:8192].split(b"\n") if x.strip()][:3]
-    if not lines:
-        return False
-    if lines[0] in (b"{", b"[") or (lines[0][:1] in (b"{", b"[") and lines[0][-1:] in (b"{", b"[")):
-        return True
-    try:
-        return _header(lines[0].decode("utf-8", "replace").lower()) is not None
-    except ValueError:
-        return False
 
 
 def truncated_note(readers: list, st: LineState) -> list[Event]:  # type: ignore[type-arg]
