@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from typing import Any
 
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
 from fampnb.logs._fields import hf as _hf_record
@@ -300,8 +301,18 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
 def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
     """What ``_segment`` makes of an HF Trainer dict of finite numbers under the keys its rule
     reads (the most common line of a Trainer log): no step, scaler wording, gate word, table or
-    wrapped wording can occur in such a line, so only the dict rule applies."""
-    out, ev = _emitter(text, line_no, st, None, None)
+    wrapped wording can occur in such a line, so only the dict rule applies (its events made
+    as ``_emitter`` makes them: no rank prefix or step on the line, the last step named)."""
+    out: list[Event] = []
+    cur = st.step if st.step is not None else line_no
+    short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
+
+    def ev(kind: str, fw: str, rule: str, **kw: Any) -> None:
+        e = Event(line_no, cur, kind, framework=fw, text=short, rule=rule, **kw)
+        if e.epoch is None and st.epoch is not None:
+            e.epoch = st.epoch
+        out.append(e)
+
     _hf_record(text, st, ev)
     return out
 
