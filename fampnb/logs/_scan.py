@@ -1,6 +1,6 @@
 """The doctor's fast reader: find the rare decisive lines at C speed, parse only those.
 
-``scan(source)`` reads 2 MiB blocks of complete lines (a regular file by offset, ``os.pread``) and
+``scan(source)`` reads 512 KiB blocks of complete lines (a regular file by offset, ``os.pread``) and
 hands each to a ``fampnb.logs._pick.Picker``, which chooses the few lines that can change a verdict
 (rare templates, the records around them, a sample of the rest: see there); only those are
 parsed, with the same rules and line numbers as ``parse``.
