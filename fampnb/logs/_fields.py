@@ -17,7 +17,7 @@ from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role
 from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
-__all__ = ["records", "hf", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale",
+__all__ = ["records", "hf", "hf_values", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale",
            "LOG2_SCALE_KEYS"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
@@ -85,7 +85,11 @@ def _megatron(text: str, st: LineState, ev: object) -> None:
 
 def hf(text: str, st: LineState, ev: object) -> bool:
     """An HF Trainer dict's record; False when the line has no unquoted HF loss or grad norm."""
-    vals = {k: _f(v) for k, v in _HF_FIELD.findall(text)}   # (text is lower-cased)
+    return hf_values({k: _f(v) for k, v in _HF_FIELD.findall(text)}, st, ev)  # (lower case)
+
+
+def hf_values(vals: dict[str, float], st: LineState, ev: object) -> bool:
+    """``hf`` of the dict's values (``{key: value}``)."""
     loss = vals.get("loss", vals.get("train_loss", vals.get("eval_loss")))
     gnorm = vals.get("grad_norm")
     if loss is None and gnorm is None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
-from fampnb.logs._fields import hf as _hf_record
+from fampnb.logs._fields import hf_values as _hf_values
 from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
 from fampnb.logs._fields import records as _records
@@ -313,7 +313,9 @@ def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
             e.epoch = st.epoch
         out.append(e)
 
-    _hf_record(text, st, ev)
+    # (the dict's shape is known: ``'key': number`` items joined by ``, ``)
+    _hf_values({k[1:-1]: float(v) for k, v in (x.split(": ") for x in text[1:-1].split(", "))},
+               st, ev)
     return out
 
 
