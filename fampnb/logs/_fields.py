@@ -17,8 +17,8 @@ from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role
 from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
-__all__ = ["records", "hf", "hf_values", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale",
-           "LOG2_SCALE_KEYS"]
+__all__ = ["records", "hf", "hf_values", "framework_of", "pick_loss", "table_row", "kv_values",
+           "log2_scale", "LOG2_SCALE_KEYS"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
 _MEGATRON = _c(r"\biteration\s+\d+\s*/\s*\d+\s*\|")

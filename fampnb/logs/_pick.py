@@ -17,8 +17,8 @@ overflow, minimum, error, precision words, ...), so per block only these lines a
 - the first and last DeepSpeed ``skipped=`` counter of each block (its sum telescopes);
 - the first ``FIRST_RECORDS`` loss records of the log, the ``AFTER`` loss records that follow
   each rare line (the rules count at most 3: the counts agree with a full parse; also across a
-  block's end, within the range), and a sample
-  of the others (the first line of each template, then one after every ``SAMPLE`` lines);
+  block's end, within the range), and a sample of the others (the first line of each template,
+  then one after every ``SAMPLE`` lines);
 - a block with very many lines of one rare template (NaN on every line) keeps the first and last
   ``RARE_CAP`` of them.
 
