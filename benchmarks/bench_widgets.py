@@ -5,14 +5,16 @@ script makes CHANGES control changes, cycling through every slider / toggle / dr
 has.  A *change* is what the reader waits for under the inline backend (``MPLBACKEND=Agg``, the
 path every notebook takes without ``%matplotlib widget``): setting the control's value, which runs
 the callback (recompute + ``update_*`` + ``LiveFigure.refresh()``: one Agg draw and the PNG
-encoded from its buffer, shown in the widget's ``Output``).  Each change is followed by one plain
-``fig.canvas.draw()`` of the same figure, timed on its own, so that changes and draws are
-interleaved and see the same machine load.
+encoded from its buffer, shown in the widget's ``Image``).  Each change is followed by one full
+``fig.canvas.draw()`` of the same figure (with its constrained layout: a change skips the layout
+pass when what the layout reads is unchanged, a full draw does not), timed on its own, so that
+changes and draws are interleaved and see the same machine load.
 
 Printed per widget: median change, median draw, their ratio next to the target (change <= 1.2x
-one draw), and the number of draws a change made (``draw_event`` count: 1 expected; the old
-``bbox_inches="tight"`` refresh made 2).  It also checks that the number of open pyplot figures is
-the same before and after the changes (no new figure per change).  Exit status 1 when a widget
+one draw), the number of draws a change made (``draw_event`` count: 1 expected; the old
+``bbox_inches="tight"`` refresh made 2) and in how many changes the layout pass ran.  It also
+checks that the number of open pyplot figures is the same before and after the changes (no new
+figure per change).  Exit status 1 when a widget
 misses its target or a check fails.
 
     .venv/bin/python benchmarks/bench_widgets.py [make_name ...]   # default: all of them
@@ -40,6 +42,7 @@ from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.backend_bases import FigureCanvasBase  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.layout_engine import ConstrainedLayoutEngine  # noqa: E402
 
 #: changes timed per widget (median), each followed by one timed draw
 CHANGES = 20
@@ -137,7 +140,7 @@ def bench(name: str, make: Any) -> bool:
     fig.canvas.mpl_connect("draw_event", lambda _event: draws.__setitem__(0, draws[0] + 1))
 
     n_before = len(plt.get_fignums())
-    t_change, t_draw, per_change, text_only = [], [], [], 0
+    t_change, t_draw, per_change, text_only, laid_out = [], [], [], 0, 0
     with contextlib.redirect_stdout(quiet):
         fig.canvas.draw()  # warm caches (fonts, text layout) before timing anything
         for key, value in itertools.islice(itertools.cycle(plan), 10 * len(plan)):
@@ -152,7 +155,13 @@ def bench(name: str, make: Any) -> bool:
                 continue
             t_change.append(dt)
             per_change.append(draws[0])
-            t_draw.append(timed(fig.canvas.draw))  # the figure that change produced, once more
+            engine = fig.get_layout_engine()
+            laid_out += isinstance(engine, ConstrainedLayoutEngine)
+            # the figure that change produced, drawn once more in full: with its constrained
+            # layout, as every draw of it ran before a change could skip the layout pass
+            fig.set_layout_engine("constrained")
+            t_draw.append(timed(fig.canvas.draw))
+            fig.set_layout_engine(engine)
     n_after = len(plt.get_fignums())
     if not t_change:
         print(f"{name:<26} FAILED: no change of {[k for k, _ in moves]} redrew the figure")
@@ -171,7 +180,8 @@ def bench(name: str, make: Any) -> bool:
     print(f"{'':<26} change/draw {ratio:4.2f}x (target <= {TARGET}x) "
           f"{'OK' if ratio <= TARGET else 'OVER'} | one change {change * 1e3:6.1f} ms, "
           f"one draw {draw * 1e3:6.1f} ms (medians of {len(t_change)}) | draws per change "
-          f"{min(per_change)}-{max(per_change)} {'OK' if one_draw else 'FAIL (expected 1)'}")
+          f"{min(per_change)}-{max(per_change)} {'OK' if one_draw else 'FAIL (expected 1)'} | "
+          f"layout pass in {laid_out} of {len(t_change)} changes")
     print(f"{'':<26} open pyplot figures: {n_before} before, {n_after} after {CHANGES} changes: "
           f"{'OK (constant)' if figs_ok else 'FAIL (grew)'}")
     return ok

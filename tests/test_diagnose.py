@@ -500,6 +500,8 @@ CHAIN_CASES = {
     "skipping-forever": ([f"[Rank 0] step={s}, skipped={max(0, s - 100)}, lr=[1e-05]"
                           for s in range(10, 400, 10)], "overflow"),
     "silent-skips-into-nan": ("heldout4/hf-trainer_LlamaFactory_4202.log", "overflow"),
+    "overflow-skips-at-nan": (["step 3 loss=nan", "Gradient overflow, skipping update",
+                               "step 4 loss=nan", "Gradient overflow, skipping update"], "unknown"),
     "lasting-nan": ("heldout/lightning_RePlay_90.log", "no-scaler"),
     "scale-below-one": ("heldout3/guided-diffusion_SegDiff_20.log", "overflow"),
     "silent-scaler-stuck": ([f"{{'loss': 2.5, 'grad_norm': nan, 'epoch': {i / 100:.2f}}}"
@@ -512,6 +514,8 @@ CHAIN_CASES = {
     "error-ends-log": ("heldout7/fairseq-fp32_fairseq_2089.log", "unknown"),
     "unheld-backoff": ("heldout/fairseq_NeuralSpeech_45.log", "unknown"),
     "bad-grad-jump-at-end": ("heldout3/ms-swift_ms-swift_2436.log", "unknown"),
+    "loss-became-zero": ([f"step {k} loss={x}" for k, x in enumerate(["1.5", "0", "0", "0"])],
+                         "unknown"),
     "no-records": (["Epoch 1: starting", "done"], "unknown"),
     "healthy": ([_HF.format(2.0 - i / 100) for i in range(20)], "healthy"),
 }

@@ -8,23 +8,25 @@ from fampnb.widgets import base
 
 
 def test_inline_refresh_sends_a_png_even_before_pyplot_exists(monkeypatch):
-    """Under the inline backend a refresh must display image data, never the Figure's text repr
-    (a kernel that has not imported pyplot has no image formatter for Figures)."""
+    """Under the inline backend a refresh puts PNG bytes into the widget's Image, never the
+    Figure's text repr (a kernel that has not imported pyplot has no image formatter for
+    Figures); nothing goes through IPython's display (no output area is cleared and rebuilt)."""
     import IPython.display as ipd
+    import ipywidgets as w
 
     shown = []
     monkeypatch.setattr(ipd, "display", lambda obj, **kw: shown.append(obj))
-    monkeypatch.setattr(ipd, "clear_output", lambda wait=False: None)
     monkeypatch.setattr(matplotlib, "get_backend", lambda: "module://matplotlib_inline.backend_inline")
     live = base.LiveFigure(figsize=(3, 2))
-    assert not live.ipympl
+    assert not live.ipympl and isinstance(live.view, w.Image) and live.view.format == "png"
     live.ax.plot([0, 1], [1, 0])
     live.refresh()
+    first = live.view.value
+    assert first[:8] == b"\x89PNG\r\n\x1a\n"
+    live.ax.plot([0, 1], [0, 1])
     live.refresh()
-    assert len(shown) == 2
-    for obj in shown:
-        assert isinstance(obj, ipd.Image)
-        assert obj.data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert live.view.value[:8] == b"\x89PNG\r\n\x1a\n" and live.view.value != first
+    assert shown == []
 
 
 def test_guard_shows_the_error_and_clears_it_on_success():
@@ -56,13 +58,9 @@ def test_inline_refresh_draws_once_and_shows_the_whole_figure(monkeypatch):
     figure as ``savefig`` renders it at the figure's size and dpi."""
     import io
 
-    import IPython.display as ipd
     import numpy as np
     from PIL import Image
 
-    shown = []
-    monkeypatch.setattr(ipd, "display", lambda obj, **kw: shown.append(obj))
-    monkeypatch.setattr(ipd, "clear_output", lambda wait=False: None)
     monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
     live = base.LiveFigure(figsize=(3, 2), nrows=2)
     live.ax.plot([0, 1], [1, 0], label="a line")
@@ -71,11 +69,64 @@ def test_inline_refresh_draws_once_and_shows_the_whole_figure(monkeypatch):
     draws = []
     live.fig.canvas.mpl_connect("draw_event", draws.append)
     live.refresh()
-    assert len(draws) == 1 and len(shown) == 1
-    got = np.asarray(Image.open(io.BytesIO(shown[0].data)).convert("RGBA"))
+    assert len(draws) == 1
+    got = np.asarray(Image.open(io.BytesIO(live.view.value)).convert("RGBA"))
     buf = io.BytesIO()
     live.fig.savefig(buf, format="png")
     want = np.asarray(Image.open(buf).convert("RGBA"))
     dpi = live.fig.dpi
     assert got.shape == want.shape == (round(2 * dpi), round(3 * dpi), 4)
     assert np.array_equal(got, want)
+
+
+def _laid_out(live: base.LiveFigure) -> bool:
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    return isinstance(live.fig.get_layout_engine(), ConstrainedLayoutEngine)
+
+
+def test_a_change_that_keeps_the_layout_skips_the_layout_pass(monkeypatch):
+    """New data inside the same limits keeps what constrained layout reads: the next refresh
+    draws without the layout pass, and its picture is the one a laid-out draw gives."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    live = base.LiveFigure(figsize=(4, 3))
+    (line,) = live.ax.plot([0, 1], [0, 1])
+    live.ax.set_xlim(0, 1)
+    live.ax.set_ylim(0, 1)
+    live.ax.set_title("a title")
+    live.refresh()
+    assert _laid_out(live)  # the first draw lays the figure out
+    line.set_ydata([1, 0])
+    live.refresh()
+    assert not _laid_out(live)
+    got = np.asarray(Image.open(io.BytesIO(live.view.value)))
+    live.fig.set_layout_engine("constrained")
+    live.fig.canvas.draw()
+    assert np.array_equal(got, np.asarray(live.fig.canvas.buffer_rgba()))
+
+
+def test_a_change_of_what_the_layout_reads_lays_out_again(monkeypatch):
+    """Longer tick labels, a new axis label, a taller title, a text reaching out of the axes:
+    each makes the next refresh run constrained layout again."""
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    live = base.LiveFigure(figsize=(4, 3))
+    ax = live.ax
+    ax.plot([0, 1], [0, 1])
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    live.refresh()
+    changes = [lambda: ax.set_ylim(0, 100000),           # wider y tick labels
+               lambda: ax.set_ylabel("a label"),
+               lambda: ax.set_title("two\nlines"),
+               lambda: ax.text(0.9, 0.5, "reaches far out of the axes", transform=ax.transAxes)]
+    for change in changes:
+        live.refresh()
+        assert not _laid_out(live)  # nothing changed: no layout pass
+        change()
+        live.refresh()
+        assert _laid_out(live)

@@ -26,7 +26,12 @@ lines:
   ``unknown``; a window that opens with backoffs from an unprinted scale may be the tail of
   start-up calibration;
 - ``grad_norm`` nan with a finite, falling loss is a skipped step (healthy); a Megatron line
-  without its loss field is a skipped interval when the skip counter says so, NaN otherwise.
+  without its loss field is a skipped interval when the skip counter says so, NaN otherwise;
+- a NaN at the start that the scaler's own overflow/skip messages go with (ColossalAI's ``found
+  inf during ShardedOptimV2 step``) is not the ``data`` case (which has no overflow record):
+  ``unknown``; a loss that collapses to exactly 0 (written so, ``0.0000e+00``; not a rounded
+  ``0.0000``) after non-zero records and stays there is no healthy run: ``unknown`` (``no-scaler``
+  when the log states fp16 and shows no scaler).
 
 ``precision`` (``"fp16" "bf16" "fp32"``) overrides what the log states (config lines such as
 ``--bf16``, ``precision: fp16``, ``"bf16": {"enabled": true}`` or DeepSpeed's config dump

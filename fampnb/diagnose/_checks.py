@@ -144,6 +144,25 @@ def silent_skips_into_nan(c: Case) -> Finding | None:
                    f"straight into {ending}")
 
 
+def overflow_skips_at_nan(c: Case) -> Finding | None:
+    """A NaN at the start of the excerpt that the scaler's overflow messages go with (ColossalAI's
+    ``found inf during ShardedOptimV2 step``, apex's ``Gradient overflow, skipping update``, ...):
+    not the ``data`` case of the chain, which is a NaN at the start *with no overflow record*."""
+    acc, ovf = c.acc, c.acc.skip.overflow
+    nan = acc.nan.first_nan
+    if c.lasting is None or ovf is None or nan is None or not acc.nan.first_nan_explicit_early:
+        return None
+    c.evidence += [nan, ovf, c.lasting]
+    said = " ".join(ovf.text.split())[:120]      # (a console's padding collapsed)
+    return Finding("unknown", f"NaN from the start of the excerpt (step {nan.step}, line "
+                   f"{nan.line_no}), but the scaler's overflow messages go with it (line "
+                   f"{ovf.line_no}: {said}): the steps are being skipped, so this is no plain data "
+                   "NaN. A cascade of overflows that began before the excerpt and a "
+                   "NaN from the forward pass (a bad batch, or fp16 activations overflowing, which no "
+                   "loss scale fixes) look the same here; the lines before it, with the loss scale, "
+                   "would tell")
+
+
 def lasting_nan(c: Case) -> Finding | None:
     if c.lasting is None:
         return None
@@ -223,6 +242,37 @@ def bad_grad_jump_at_end(c: Case) -> Finding | None:
                    "scaler to skip it); nothing after it shows which")
 
 
+#: records in a row, at the end of the log, with a loss written as an exact 0
+ZERO_RECORDS = 3
+
+
+def loss_became_zero(c: Case) -> Finding | None:
+    """The loss collapsed to exactly 0 after non-zero records and stays there (the last
+    ``ZERO_RECORDS`` records or more, each written as an exact zero: ``0.0000e+00``, ``0.0``; a
+    ``0.0000`` can be a small loss rounded, see ``Event.exact_zero``): no healthy training, but an
+    underflow or a degenerate run.  ``no-scaler`` when the log states fp16 and shows no scaler."""
+    nan = c.acc.nan
+    z = nan.zero_first
+    if nan.zero_run < ZERO_RECORDS or nan.zero_after < 1 or z is None:
+        return None
+    sc, skip = c.acc.scale, c.acc.skip
+    c.evidence += [nan.zero_first, nan.last_loss_ev]
+    where = (f"step {z.step} (line {z.line_no})" if z.explicit or c.acc.log.steps_seen
+             else f"line {z.line_no}")
+    said = (f"the loss became exactly 0 at {where}, after {nan.zero_after} non-zero record(s), and "
+            f"stays 0 on the last {nan.zero_run} records")
+    scaler = (sc.backoffs or sc.growths or sc.hyst or skip.count
+              or any(v != 1.0 for v in sc.obs_values))
+    if c.precision == "fp16" and not scaler:
+        return Finding("no-scaler", f"{said}: the run is fp16 and shows no loss scaler, so the "
+                       "loss and gradients underflow to 0 below fp16's smallest subnormal; add "
+                       "dynamic loss scaling (or train in bf16)")
+    return Finding("unknown", f"{said}: not healthy training but an underflow or a degenerate "
+                   "run. Check the precision (fp16 without loss scaling flushes small losses and "
+                   "gradients to 0) and the labels and loss function (empty or masked-out targets, "
+                   "a wrong reduction give an identical 0)")
+
+
 def no_records(c: Case) -> Finding | None:
     acc = c.acc
     if not (acc.log.n == 0 or (acc.nan.finite == 0 and not acc.scale.runs and not acc.skip.count
@@ -247,6 +297,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("skipping-at-floor", skipping_at_floor),
     ("skipping-forever", skipping_forever),
     ("silent-skips-into-nan", silent_skips_into_nan),
+    ("overflow-skips-at-nan", overflow_skips_at_nan),
     ("lasting-nan", lasting_nan),
     ("scale-below-one", scale_below_one),
     ("silent-scaler-stuck", silent_scaler_stuck),
@@ -255,6 +306,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("error-ends-log", error_ends_log),
     ("unheld-backoff", unheld_backoff),
     ("bad-grad-jump-at-end", bad_grad_jump_at_end),
+    ("loss-became-zero", loss_became_zero),
     ("no-records", no_records),
     ("healthy", healthy),
 )

@@ -18,7 +18,8 @@ FLOOR = 1.0                # DeepSpeed/Megatron minimum; below it the gradients 
 CAP = 4096                 # points kept per plotted series
 #: backoff wordings that print only the new scale (the reader fills ``scale_before`` from the
 #: last one printed, which misses any growth in between)
-TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overflow"})
+TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overflow",
+                         "colossalai-backoff"})
 #: NaN messages that end a run (no step of their own): see ``early``
 ENDING_RULES = frozenset({"tf-nan-loss", "anomaly"})
 

@@ -13,7 +13,8 @@ from collections import Counter, deque
 from fampnb.diagnose._limits import EARLY_EPOCH, EARLY_STEPS, FLOOR, Thin, early
 from fampnb.logs import Event
 
-__all__ = ["LogTracker", "NanTracker", "GradTracker", "SkipTracker", "PrecisionTracker"]
+__all__ = ["LogTracker", "NanTracker", "GradTracker", "SkipTracker", "PrecisionTracker",
+           "OVERFLOW_SKIPS", "SCALER_SKIPS"]
 
 
 class LogTracker:
@@ -66,7 +67,9 @@ class LogTracker:
 
 class NanTracker:
     """The loss records: finite ones (first and last few, a thinned series), the first NaN (and
-    whether it is at the start of training), NaNs after it, whether the log ends on one."""
+    whether it is at the start of training), NaNs after it, whether the log ends on one, and the
+    trailing run of records whose loss is written as an exact 0 (``zero_run``, from ``zero_first``,
+    after ``zero_after`` non-zero records)."""
 
     def __init__(self) -> None:
         self.rec_index = 0
@@ -80,11 +83,22 @@ class NanTracker:
         self.nans = 0
         self.finite_after_nan = 0
         self.last_record_nan = False
+        self.nonzero = 0                  # finite, non-zero loss records so far
+        self.zero_run = 0                 # the last records in a row with a loss of exactly 0
+        self.zero_first: Event | None = None
+        self.zero_after = 0               # non-zero records before that run
         self.loss_s, self.nmarks = Thin(), Thin(1024)
 
     def record(self, ev: Event, bad: bool, log: LogTracker) -> bool:
         """A loss record (``bad``: non-finite); True when it is the first NaN."""
         first = False
+        if not bad and ev.loss == 0.0 and ev.exact_zero:
+            if self.zero_run == 0:
+                self.zero_first, self.zero_after = ev, self.nonzero
+            self.zero_run += 1
+        else:
+            self.zero_run = 0
+            self.nonzero += not bad and ev.loss is not None and ev.loss != 0.0
         if bad:
             self.nans += 1
             self.nmarks.add((ev.step, ev.line_no))
@@ -164,10 +178,19 @@ class GradTracker:
                 self.last_gn = gn
 
 
+#: skip messages that state an overflow: the scaler (or the optimizer's finiteness check) dropped
+#: the step because its gradients were not finite
+OVERFLOW_SKIPS = frozenset({"ds-overflow-noscale", "ds-grad-overflow", "apex-skip",
+                            "fairseq-amp-skip", "colossalai-skip"})
+#: skip messages that only an fp16 loss scaler prints (never a bf16 or fp32 run)
+SCALER_SKIPS = frozenset({"lr-frozen", "colossalai-skip"})
+
+
 class SkipTracker:
     """Skipped steps: how many (``count``), by which rule, by a counter (DeepSpeed ``skipped=``,
     Megatron's skipped iterations: intervals skipped in full), at the floor, one that only an
-    fp16 scaler skips (``scaler_skip``), and a skip counter that read 0 (before/after a NaN)."""
+    fp16 scaler skips (``scaler_skip``), the first message stating an overflow (``overflow``), and
+    a skip counter that read 0 (before/after a NaN)."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -175,6 +198,7 @@ class SkipTracker:
         self.counted = 0
         self.after_floor = 0
         self.scaler_skip: Event | None = None   # a skipped step that only an fp16 scaler skips
+        self.overflow: Event | None = None      # the first skip message stating an overflow
         self.counter_step: int | None = None
         self.full_skips = self.full_skips_late = 0
         self.full_skip_ev: Event | None = None
@@ -196,8 +220,10 @@ class SkipTracker:
             self.counted += ev.count or 1
         if final_scale is not None and final_scale <= FLOOR:
             self.after_floor += 1
-        if ev.rule == "lr-frozen":
+        if ev.rule in SCALER_SKIPS:
             self.scaler_skip = self.scaler_skip or ev
+        if ev.rule in OVERFLOW_SKIPS:
+            self.overflow = self.overflow or ev
 
     def counted_on_record(self, ev: Event) -> None:
         """Megatron's loss record with its skipped-iterations counter, and counter records:

@@ -33,6 +33,8 @@ class Event:
     base-2 logarithm of ``scale_after`` where the line prints the scale as one (``lg_loss_scale``:
     it keeps the size of a scale below or above the float range, where ``scale_after`` reads 0.0
     or inf).  ``rank`` is the rank a prefix names (``[rank3]:``, ``[RANK 0]``, ``[R0]``).
+    ``exact_zero``: the loss is 0 *as written* (``0``, ``0.0``, ``0.0000e+00``, or zeros to six or
+    more decimals: ``fampnb.logs._notation.exact_zero``), not a small loss rounded to ``0.0000``.
     """
 
     line_no: int
@@ -52,6 +54,7 @@ class Event:
     epoch: float | None = None
     scale_log2: float | None = None
     rank: int | None = None
+    exact_zero: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """JSON-safe dict: non-finite floats become the strings ``"nan" "inf" "-inf"``."""
@@ -81,7 +84,8 @@ class LineState:
     overflow_line: int | None = None    # last ``Grad overflow on iteration N`` line
     table: dict[str, str] = field(default_factory=dict)   # rows of a ``| key | value |`` table
     table_line: int = 0                 # line of the table's last row
-    head: tuple[str, int] | None = None  # a line that ends inside a record's wording (wrapped)
+    head: tuple[str, int, int] | None = None  # a line that ends inside a record's wording
+    #                                    (wrapped): its text, first and last physical line
     total_step: int | None = None       # step named by the last line with a total-loss field
     hf_lr: tuple[float | None, float | None] = (None, None)   # the last two HF learning rates
     epoch: int | None = None            # the last ``Epoch N`` a line named

@@ -12,13 +12,14 @@ import re
 
 from fampnb.logs._event import NUM as _NUM
 from fampnb.logs._event import Event, LineState, _c, _f
-from fampnb.logs._notation import number, pairs
+from fampnb.logs._notation import exact_zero, number, pairs
 from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role
+from fampnb.logs._vocab import loss_key as _vocab_loss_key
 from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
-__all__ = ["records", "hf", "hf_values", "framework_of", "pick_loss", "table_row", "kv_values",
-           "log2_scale", "LOG2_SCALE_KEYS"]
+__all__ = ["records", "hf", "hf_fields", "framework_of", "pick_loss", "table_row", "kv_values",
+           "log2_scale", "zero_written", "LOG2_SCALE_KEYS"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
 _MEGATRON = _c(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
@@ -69,7 +70,8 @@ def _megatron(text: str, st: LineState, ev: object) -> None:
         loss = _num(fields[loss_key])
         kind = "nan" if loss is None or not math.isfinite(loss) or (nans or 0) > 0 else "loss"
         emit(kind, "megatron", "megatron-loss", loss=loss if loss is not None else math.nan,
-             grad_norm=gnorm, scale_after=scale, count=skipped)  # type: ignore[operator]
+             grad_norm=gnorm, scale_after=scale, count=skipped,
+             exact_zero=loss == 0.0 and zero_written({loss_key: fields[loss_key]}))  # type: ignore[operator]
     elif scale is not None or gnorm is not None or skipped is not None:
         # the loss key is printed before ``loss scale``: absent here means it vanished (NaN),
         # unless every iteration of the interval was skipped (skip counter > 0)
@@ -85,18 +87,19 @@ def _megatron(text: str, st: LineState, ev: object) -> None:
 
 def hf(text: str, st: LineState, ev: object) -> bool:
     """An HF Trainer dict's record; False when the line has no unquoted HF loss or grad norm."""
-    return hf_values({k: _f(v) for k, v in _HF_FIELD.findall(text)}, st, ev)  # (lower case)
+    return hf_fields(_HF_FIELD.findall(text), st, ev)   # (text is lower-cased)
 
 
-def hf_values(vals: dict[str, float], st: LineState, ev: object) -> bool:
-    """``hf`` of the dict's values (``{key: value}``)."""
+def hf_fields(found: list[tuple[str, str]], st: LineState, ev: object) -> bool:
+    """``hf`` of the dict's ``(key, value text)`` fields."""
+    vals = {k: _f(v) for k, v in found}
     loss = vals.get("loss", vals.get("train_loss", vals.get("eval_loss")))
     gnorm = vals.get("grad_norm")
     if loss is None and gnorm is None:
         return False
     kind = "nan" if loss is not None and not math.isfinite(loss) else "loss"
-    ev(kind, "hf", "hf-dict", loss=loss, grad_norm=gnorm,
-       epoch=vals.get("epoch"))  # type: ignore[operator]
+    ev(kind, "hf", "hf-dict", loss=loss, grad_norm=gnorm, epoch=vals.get("epoch"),
+       exact_zero=loss == 0.0 and zero_written(dict(found)))  # type: ignore[operator]
     lr = vals.get("learning_rate")
     if lr is None:
         return True
@@ -141,18 +144,28 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     if "step" in rec and 0 <= rec["step"] < 1e15:
         named = {"step": int(rec["step"]), "explicit": True}
         st.step = named["step"]
-    fw = framework_of(text, "generic")
+    # (a user's print in a log that TensorFlow's logger writes too is a TF/Keras run's record)
+    fw = framework_of(text, "keras" if st.seen.get("tensorflow") else "generic")
     if "grad scale" in fields:
         fw = "insightface"
     if loss is not None:
         kind = "nan" if not math.isfinite(loss) else "loss"
         ev(kind, fw, "loss", loss=loss, grad_norm=gnorm, scale_after=scale,
-           scale_log2=lg2, epoch=rec.get("epoch"), **named)  # type: ignore[operator]
+           scale_log2=lg2, epoch=rec.get("epoch"), exact_zero=loss == 0.0 and zero_written(fields),
+           **named)  # type: ignore[operator]
     elif gnorm is not None and not math.isfinite(gnorm):
         ev("skip", fw, "grad-norm-nonfinite", grad_norm=gnorm, scale_after=scale,
            scale_log2=lg2, **named)  # type: ignore[operator]
     elif scale is not None:
         ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2, **named)  # type: ignore[operator]
+
+
+def zero_written(fields: dict[str, str]) -> bool:
+    """Is the loss of a record (``{name: value text}``; the field ``pick_loss`` takes) 0 written
+    as an exact zero (``fampnb.logs._notation.exact_zero``)?"""
+    nums = {k: x for k, v in fields.items() if role(k) is not None and (x := number(v)) is not None}
+    k = _vocab_loss_key(nums)
+    return k is not None and nums[k] == 0.0 and exact_zero(fields[k])
 
 
 def _num(text: str | None) -> float | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fampnb.logs._event import _c
 from fampnb.logs._num import NUM as _NUM
 
-__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "SCALE_SMALL", "LOSS_ERR", "PREC"]
 
 # ---- scaler records (can occur several times per segment) ---------------------------------
 ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
@@ -41,6 +41,16 @@ MIN_REACHED = _c(r"minimum loss scale reached\s*\(\s*(" + _NUM + r")\s*\)")
 REACHED = _c(r"reached\s*\(\s*(" + _NUM + r")\s*\)[.\s]*your loss is probably exploding")
 GRADS_NONFINITE = _c(r"gradients are nan/inf")
 DS_PROGRESS = _c(r"\bstep=(\d+),\s*skipped=(\d+)")
+#: ColossalAI's skipped fp16 steps (both only where the fp16 scaler is at work, never in bf16):
+#: (any run of whitespace between the words: a console's wrap, joined, keeps its padding)
+#: ``found inf during ShardedOptimV2 step`` (legacy ``ShardedOptimizerV2.step``, a warning) and
+#: ``Found overflow. Skip step`` (low-level ZeRO, Gemini and offload optimizers, verbose mode)
+CAI_SKIP = _c(r"found\s+inf\s+during\s+shardedoptimv2\s+step|found\s+overflow\.\s*skip\s+step")
+#: ColossalAI's ``DynamicGradScaler`` (verbose): ``Overflow occurs, the loss scale is adjusted to
+#: X`` (a backoff, after the hysteresis) and ``No overflow for consecutive N steps, the loss scale
+#: is adjusted to X`` (a growth); only the new scale is printed
+CAI_SCALE = _c(r"(no\s+overflow\s+for\s+consecutive\s*\d+\s*steps|overflow\s+occurs),\s*the\s+loss\s+"
+               r"scale\s+is\s+adjusted\s+to\s*(" + _NUM + ")")
 LR0 = _c(r"tried to get lr value before scheduler/optimizer started stepping")
 SCHED_WARN = _c(r"lr_scheduler\.step\(\)`?\s*before\s*`?optimizer\.step\(\)")
 MISUSE = _c(r"attempting to unscale fp16 gradients|unscale_\(\) has already been called|"

@@ -5,7 +5,12 @@ quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``[key] value`` (logur
 ``key=value``, ``key = value``,
 ``key: value``, ``key value``, with fields split by ``|`` ``,`` ``;`` `` - ``, tabs or runs of
 spaces (progress-bar postfixes of tqdm and Keras are such fields), a value possibly wrapped as
-``tensor(...)`` or followed by ``%``; keys of up to three words (``lm loss``, ``loss scale``), a
+``tensor(...)`` or followed by ``%``, or a bracketed list of numbers (numpy's ``loss [9.21 9.20]``,
+``loss: [0.3, 0.4]``, ``loss=[nan, 1.2]``, a one-element ``[nan]``: per-trainer or per-device values),
+read as one value: NaN when any element is NaN, else +-inf when any element is infinite, else the
+mean of the elements (of those shown, where numpy summarises a long array with ``...``;
+``array_value``; numpy's wrap of a long list onto the next lines is joined by
+``fampnb.logs._wrap``); keys of up to three words (``lm loss``, ``loss scale``), a
 trailing connective dropped (``loss is nan``, ``the loss became inf``).  CSV/TSV files and aligned
 tables are read by their header row (``header``/``row``); pretty-printed JSON objects (HF's
 ``trainer_state.json``) one ``"key": value`` line at a time (``json_field``).  Which field plays
@@ -15,19 +20,26 @@ says whether a file's first bytes start such a structured file (or UTF-16 text).
 
 from __future__ import annotations
 
+import math
 import re
 
 from fampnb.logs._num import NUM
 from fampnb.logs._read import utf16
 from fampnb.logs._vocab import role
 
-__all__ = ["pairs", "header", "row", "json_field", "number", "CONNECTIVES", "structured_head"]
+__all__ = ["pairs", "header", "row", "json_field", "number", "array_value", "CONNECTIVES", "ARRAY",
+           "exact_zero", "structured_head"]
 
 _KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_][\w./\-]*"     # (a value is not a key's word)
+#: a bracketed list of numbers, separated by commas or whitespace (numpy pads with spaces)
+#: (and numpy's summary of a long one, ``[0. 1. 2. ... 7. 8. 9.]``, ``[0, 1, ..., 9]``)
+ARRAY = (r"\[\s*(?:" + NUM + r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?)*" + NUM
+         + r"\s*,?\s*\]")
 _PAIR = re.compile(
     r"(?<![\w.])(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q))"
-    r"(?:\s*[:=]\s*|\s+)(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?(?![\w.])")
+    r"(?:\s*[:=]\s*|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?(?![\w.])|"
+    r"(?P<arr>" + ARRAY + "))")
 #: words between a name and its value that are not part of the name
 CONNECTIVES = frozenset({"is", "was", "became", "becomes", "become", "now", "value", "reads",
                          "equals", "of", "at", "to", "="})
@@ -55,6 +67,34 @@ def number(text: str) -> float | None:
         return float(m.group(0).rstrip("0").rstrip("."))
 
 
+def array_value(text: str) -> str:
+    """The value of a bracketed list of numbers (``[9.21 nan 9.20]``), as number text: ``nan``
+    when any element is NaN, else ``inf``/``-inf`` when any element is infinite (the first one's
+    sign), else the mean of the elements (``repr`` of the float).  A list of zeros keeps the
+    spelling of its zeros (a rounded ``0.0000`` among them first: see ``exact_zero``)."""
+    toks = _NUM_RX.findall(text.lower())
+    vals = [x for t in toks if (x := number(t)) is not None]
+    if not vals or any(math.isnan(x) for x in vals):
+        return "nan"
+    inf = next((x for x in vals if math.isinf(x)), None)
+    if inf is not None:
+        return "inf" if inf > 0 else "-inf"
+    if not any(vals):
+        return next((t for t in toks if not exact_zero(t)), toks[0])
+    return repr(math.fsum(vals) / len(vals))
+
+
+#: zeros as written: ``0``, ``0.``, ``0.0``, any exponent form, six or more zero decimals
+_ZERO = re.compile(r"[-+]?(?:0(?:\.0?)?|0(?:\.0*)?e[-+]?\d+|0?\.0{6,})")
+
+
+def exact_zero(text: str) -> bool:
+    """Is the number text an exact zero as written (``0``, ``0.0``, ``0.0000e+00``, ``0e0``, or
+    all-zero digits with at least six decimals, ``0.000000``)?  ``0.0000`` is not: four decimals
+    can be a small positive loss rounded for printing."""
+    return _ZERO.fullmatch(text.strip().strip("'\"").strip().lower()) is not None
+
+
 def _name(key: str) -> str:
     """The metric name a matched key stands for: the whole key, or its last one or two words,
     whichever has a role (a trailing connective dropped first)."""
@@ -74,7 +114,8 @@ def pairs(low: str) -> dict[str, str]:
     for m in _PAIR.finditer(low):
         name = _name(m.group("key") or m.group("bkey"))
         if name not in out:
-            out[name] = m.group("val")
+            arr = m.group("arr")
+            out[name] = m.group("val") if arr is None else array_value(arr)
     return out
 
 

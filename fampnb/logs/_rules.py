@@ -17,17 +17,20 @@ from collections.abc import Callable
 from typing import Any
 
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
-from fampnb.logs._fields import hf_values as _hf_values
+from fampnb.logs._fields import hf_fields as _hf_fields
 from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
 from fampnb.logs._fields import records as _records
 from fampnb.logs._fields import table_row as _table_row
+from fampnb.logs._fields import zero_written as _zero_written
 from fampnb.logs._messages import (
     ANOMALY,
     ANOMALY_WORDS,
     APEX,
     APEX_SKIP,
     ARTICLE,
+    CAI_SCALE,
+    CAI_SKIP,
     DS_GRAD_OVF,
     DS_HYST,
     DS_MIN,
@@ -61,7 +64,9 @@ from fampnb.logs._steps import EPOCH as _EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
+from fampnb.logs._wrap import MAX_JOINED
 from fampnb.logs._wrap import join as _join
+from fampnb.logs._wrap import open_array as _open_array
 from fampnb.logs._wrap import wrap_head as _wrap_head
 
 __all__ = ["Event", "LineState", "parse_segment", "finish", "jsonable", "KINDS", "PREFILTER",
@@ -73,10 +78,12 @@ PREFILTER = tuple(dict.fromkeys(_ROLE_WORDS + (
     "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum", "hysteresis",
     "lr_scheduler", "grad", "bf16", "fp16", "float16", "16-mixed", "16bit", "precision", "fp32",
     "lr=0", "diverged", "invalid loss", "start training", "starting training",
-    "training started")))
+    "training started", "found")))
 #: an HF Trainer dict of finite numbers under the keys the dict rule reads (``_hf_plain``)
 _HF_KEY_NUM = r"'(?:loss|grad_norm|learning_rate|epoch)': -?\d+(?:\.\d+)?(?:e[-+]\d+)?"
 _HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
+#: TensorFlow 1.x's Python logger prefixes (``INFO:tensorflow:Saving checkpoints for 0 ...``)
+_TF_LOGGER = ("info:tensorflow:", "warning:tensorflow:", "error:tensorflow:")
 #: fields kept per ``| key | value |`` table (memory stays bounded on any input)
 MAX_TABLE = 128
 #: lines without any of these words need only the record rules (loss / scale / grad norm)
@@ -124,12 +131,17 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
     ``finish``); at most ``MAX_TABLE`` fields are kept per table.  A line that ends inside a
     scaler wording (wrapped at the terminal width, ``fampnb.logs._wrap``) is held back for one
     segment: read joined with the next physical line when that completes the wording, else on
-    its own (its events then come just before the next line's)."""
+    its own (its events then come just before the next line's).  So is a line that ends inside an
+    open array of numbers (numpy's wrap): joined with the next lines while they continue it, read
+    as one record on its first line once a line closes it."""
     if st.head is not None:
-        head, head_line = st.head
+        head, head_line, last_line = st.head
         st.head = None
-        joined = _join(head, text) if line_no == head_line + 1 else None
+        joined = _join(head, text) if line_no == last_line + 1 else None
         if joined is not None:
+            if len(joined) < MAX_JOINED and _open_array(joined.lower()):
+                st.head = (joined, head_line, line_no)    # an array wrapped over more lines
+                return []
             return _segment(joined, head_line, st, False)
         return _segment(head, head_line, st, False) + parse_segment(text, line_no, st)
     return _segment(text, line_no, st, True)
@@ -154,6 +166,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         st.table_line = line_no
         return flushed
     low = text.lower()
+    if low.startswith(_TF_LOGGER):
+        st.seen["tensorflow"] = 1       # TensorFlow's own logger: the records are a TF run's
     if not _has(low, PREFILTER):
         return flushed
     if flushed:
@@ -164,7 +178,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
             st.header = head
             return flushed
     if may_wrap and _wrap_head(low):
-        st.head = (text, line_no)   # read with the next line (``parse_segment``)
+        st.head = (text, line_no, line_no)   # read with the next line (``parse_segment``)
         return flushed
     step, total = _step(low)
     if step is not None:
@@ -240,6 +254,17 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         scaled("backoff", b, a, "apex", "apex-overflow")
     if "skipping update" in low and APEX_SKIP.search(low):
         ev("skip", "apex", "apex-skip", count=1)
+    if "found" in low and CAI_SKIP.search(low):
+        ev("skip", "colossalai", "colossalai-skip", count=1)
+    m = CAI_SCALE.search(low) if "adjusted" in low else None
+    if m:
+        a, prev = _f(m.group(2)), st.scale
+        if m.group(1).startswith("no"):
+            scaled("growth", prev if prev is not None and prev <= a else None, a, "colossalai",
+                   "colossalai-growth")
+        else:
+            scaled("backoff", prev if prev is not None and prev >= a else None, a, "colossalai",
+                   "colossalai-backoff")
     fs = (list(FAIRSEQ.finditer(low)) or list(FS_OVF_ERR.finditer(low))
           if "scale to" in low else [])
     for m in fs:
@@ -314,7 +339,7 @@ def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
         out.append(e)
 
     # (the dict's shape is known: ``'key': number`` items joined by ``, ``)
-    _hf_values({k[1:-1]: float(v) for k, v in (x.split(": ") for x in text[1:-1].split(", "))},
+    _hf_fields([(k[1:-1], v) for k, v in (x.split(": ") for x in text[1:-1].split(", "))],
                st, ev)
     return out
 
@@ -351,7 +376,7 @@ def finish(st: LineState) -> list[Event]:
     its own) and the record of a ``| key | value |`` table still open."""
     out: list[Event] = []
     if st.head is not None:
-        head, head_line = st.head
+        head, head_line, _ = st.head
         st.head = None
         out = _segment(head, head_line, st, False)
     return out + _finish_table(st)
@@ -372,7 +397,7 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
     kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule=rule,
               explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale,
-              scale_log2=lg2)
+              scale_log2=lg2, exact_zero=loss == 0.0 and _zero_written(fields))
     if scale is not None:
         st.scale = scale
     if loss is not None:

@@ -5,8 +5,8 @@
 no loss is printed), ``scale`` (loss_scale, loss scale, grad_scale, scale, cur_scale),
 ``log2_scale`` (a scale printed as its base-2 logarithm, ``lg_loss_scale``), ``grad_norm``
 (grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step`` (step, global_step, iter,
-iteration, batch, num_updates, update), ``epoch`` and ``lr``.  A ``train/``, ``train_`` or
-``train `` prefix (and ``trainer/``) is dropped first.
+iteration, batch, num_updates, update), ``epoch`` (epoch, and PaddlePaddle's ``pass``) and
+``lr``.  A ``train/``, ``train_`` or ``train `` prefix (and ``trainer/``) is dropped first.
 
 ``WORDS`` are the words some role's names contain: the reader's prefilter and the fast reader's
 "record-like line" test are built from them (``fampnb.logs._rules``, ``fampnb.logs._pick``).
@@ -18,7 +18,8 @@ import math
 import re
 from functools import lru_cache
 
-__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "TOTAL_LOSS", "LOG2_SCALE_KEYS", "pick_loss", "record"]
+__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "TOTAL_LOSS", "LOG2_SCALE_KEYS", "pick_loss", "loss_key",
+           "record"]
 
 ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
 
@@ -35,7 +36,7 @@ for _names, _role in (
       "grad-norm", "grad_norm_total", "gradnorm", "g_norm"), "grad_norm"),
     (("step", "steps", "global_step", "global step", "iter", "iters", "iteration", "batch",
       "num_updates", "update", "updates", "_step"), "step"),
-    (("epoch", "epochs"), "epoch"),
+    (("epoch", "epochs", "pass"), "epoch"),      # (PaddlePaddle: ``Pass 0, batch 100``)
     (("lr", "learning_rate", "learning rate"), "lr"),
 ):
     for _n in _names:
@@ -77,21 +78,27 @@ def role(key: str) -> str | None:
     return None
 
 
+def loss_key(pairs: dict[str, float]) -> str | None:
+    """The key whose value is the loss of a record given as ``{key: value}`` (``pick_loss``)."""
+    keys = [k for k in pairs if role(k) == "loss"]
+    for k in keys:
+        if _strip(k) in TOTAL_LOSS or k in TOTAL_LOSS:
+            return k
+    for k in keys:
+        if not math.isfinite(pairs[k]):
+            return k
+    if keys:
+        return keys[0]
+    ppl = [k for k in pairs if role(k) == "ppl"]
+    return ppl[0] if ppl else None
+
+
 def pick_loss(pairs: dict[str, float]) -> float | None:
     """The loss of a record given as ``{key: value}``: the exact total-loss key if there is one,
     else the first non-finite component (mmdet prints ``loss_cls: nan``), else the first loss,
     else a perplexity."""
-    keys = [k for k in pairs if role(k) == "loss"]
-    for k in keys:
-        if _strip(k) in TOTAL_LOSS or k in TOTAL_LOSS:
-            return pairs[k]
-    for k in keys:
-        if not math.isfinite(pairs[k]):
-            return pairs[k]
-    if keys:
-        return pairs[keys[0]]
-    ppl = [k for k in pairs if role(k) == "ppl"]
-    return pairs[ppl[0]] if ppl else None
+    k = loss_key(pairs)
+    return None if k is None else pairs[k]
 
 
 #: step names, most specific first (fairseq's JSON ``update`` is a fractional epoch, its

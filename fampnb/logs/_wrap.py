@@ -8,6 +8,16 @@ taken as it is: ``reducing to 20`` + ``48`` cannot be told from a complete recor
 nxt)`` returns the two lines joined (directly, or with one space where the wrap ate it) when the
 joined text completes a wording *across* the break, else ``None``; the reader then parses both
 lines on their own, as if nothing had been tried.  Wordings: ``reference/loss-scalers.md`` §3.
+The break may come at any word of a wording after its anchor, and the next line may start with the
+padding of a console's message column (Python's ``rich`` logging handler indents the continuation of
+a long message up to the column where the message starts): the wordings match any run of
+whitespace, so ``WARNING: found`` / ``<29 spaces>inf during ShardedOptimV2 step`` joins as one
+(the padding kept in the joined text).
+
+numpy wraps a long array too: ``loss [9.21 9.20 ... 9.21`` / `` 9.21 ]`` (``open_array``: the line
+ends inside a ``[`` of numbers after a key; the continuation lines hold numbers only, the last one
+closes the ``]``).  ``join`` then returns the lines joined with one space, and the reader holds a
+joined text that is still open for the next line (``MAX_JOINED`` characters at most).
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ from functools import cache
 
 from fampnb.logs._num import NUM
 
-__all__ = ["wrap_head", "join", "WORDINGS"]
+__all__ = ["wrap_head", "join", "open_array", "WORDINGS", "MAX_JOINED"]
 
 #: (anchor, rest): ``#`` is a number, a space any run of whitespace; lower case.  Each anchor
 #: carries a word of the reader's prefilter (``loss``, ``overflow``): a head must reach the rules
@@ -41,6 +51,12 @@ WORDINGS: tuple[tuple[str, str], ...] = (
     ("minimum loss", " scale reached (#)"),
     # the article's wording
     ("loss scaling:", " # -> #"),
+    # ColossalAI (legacy ShardedOptimizerV2 warning, low-level ZeRO / Gemini / offload optimizers,
+    # DynamicGradScaler): the anchor is the first word, where the rich console may break the line
+    ("found", " inf during shardedoptimv2 step"),
+    ("found overflow.", " skip step"),
+    ("overflow", " occurs, the loss scale is adjusted to #"),
+    ("no overflow", " for consecutive # steps, the loss scale is adjusted to #"),
 )
 
 
@@ -100,7 +116,33 @@ _LAST = frozenset("".join(a + r for a, r in WORDINGS).replace("#", "") + "012345
 
 
 def wrap_head(low: str) -> bool:
-    """Does the lower-cased line end inside one of ``WORDINGS`` (anchor complete, rest cut)?"""
+    """Does the lower-cased line end inside one of ``WORDINGS`` (anchor complete, rest cut), or
+    inside a wrapped array (``open_array``, or a continuation line of numbers only)?"""
+    return _wording_head(low) or open_array(low) or _CONT.fullmatch(low) is not None
+
+
+#: numpy's wrapped arrays: the open ``[`` of numbers to the line's end, the key before it, a
+#: continuation line (indented, numbers only) and the closing line (numbers, then ``]``)
+_SEP = r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?"     # (numpy's ``...`` summary)
+_OPEN = re.compile(r"\[\s*(?:(?:" + NUM + ")" + _SEP + r")*(?:" + NUM + r")?\s*,?\s*")
+_KEYED = re.compile(r"(?<![\w.])[a-z_][\w./\-]*(?:\s*[:=]\s*|\s+)$")
+_CONT = re.compile(r"\s+(?:(?:" + NUM + ")" + _SEP + r")*(?:" + NUM + r")\s*,?\s*")
+_CLOSE = re.compile(r"\s*(?:(?:" + NUM + ")" + _SEP + r")*(?:" + NUM + r")\s*,?\s*\]")
+#: the longest joined array the reader holds for a further line (numpy prints about 75 characters
+#: a line and summarises arrays of more than 1000 elements: a real wrapped array is far shorter)
+MAX_JOINED = 4096
+
+
+def open_array(low: str) -> bool:
+    """Does the lower-cased line end inside a bracketed list of numbers given as a key's value
+    (``loss [9.21 9.20``, ``loss: [0.3,``)?"""
+    i = low.rfind("[")
+    if i < 0 or "]" in low[i:] or _OPEN.fullmatch(low, i) is None:
+        return False
+    return _KEYED.search(low, max(0, i - 64), i) is not None
+
+
+def _wording_head(low: str) -> bool:
     last = low.rstrip()[-1:]
     if not last or last not in _LAST:
         return False                # ``}``, ``]``, ``|``...: no wording ends a head with these
@@ -120,7 +162,13 @@ def wrap_head(low: str) -> bool:
 
 
 def join(head: str, nxt: str) -> str | None:
-    """``head`` and ``nxt`` as one line when together they complete a wording across the break."""
+    """``head`` and ``nxt`` as one line when together they complete a wording across the break,
+    or continue (close) an array that ``head`` leaves open (joined with one space)."""
+    if open_array(head.lower()):
+        low = nxt.lower()
+        if _CLOSE.match(low) or _CONT.fullmatch(low):
+            return head.rstrip() + " " + nxt.strip()
+        return None
     for sep in ("", " "):
         if sep and (head[-1:].isspace() or nxt[:1].isspace()):
             continue

@@ -3,11 +3,13 @@
 Rules every ``make_*`` follows (DESIGN.md):
 - each control gets the CSS class ``fampnb-<name>`` (``tag``), the hook browser tests use;
 - the figure is created once (``LiveFigure``); a change calls the ``update_*`` of ``fampnb.plots``
-  on the existing artists and then ``LiveFigure.refresh()``: ``draw_idle()`` under ipympl, a re-show
-  inside the widget's fixed-height ``Output`` under the inline backend (never both).  The inline
-  re-show costs one Agg draw: the figure uses constrained layout, so no tight-box pass
-  (``bbox_inches="tight"`` draws twice), and the PNG is encoded from the buffer that draw filled,
-  at a fast compression level (a live view, not an archive);
+  on the existing artists and then ``LiveFigure.refresh()``: ``draw_idle()`` under ipympl, a new
+  PNG in the widget's ``Image`` under the inline backend (never both).  The inline refresh costs
+  one Agg draw: the figure uses constrained layout, so no tight-box pass (``bbox_inches="tight"``
+  draws twice), and the PNG is encoded from the buffer that draw filled, at a fast compression
+  level (a live view, not an archive).  The layout pass itself runs only when what it reads
+  changed (``layout_key``: tick-label sizes, labels, titles, legends, texts reaching out of the
+  axes); a change of data inside the same frame is drawn in the positions it gave;
 - callbacks are wrapped by ``guard``: an exception becomes a one-line message in the widget's status
   line (class ``fampnb-<name>-status``) and the widget keeps working.
 """
@@ -18,7 +20,7 @@ import html
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["is_ipympl", "LiveFigure", "tag", "status_line", "guard", "show_error", "show_ok"]
+__all__ = ["is_ipympl", "LiveFigure", "layout_key", "tag", "status_line", "guard", "show_error", "show_ok"]
 
 W = TypeVar("W")
 
@@ -48,10 +50,11 @@ def is_ipympl() -> bool:
 class LiveFigure:
     """A figure made once and redrawn in place.
 
-    ``view`` is what goes into the widget layout: the ipympl canvas, or an ``Output`` of fixed
-    height holding the inline PNG.  Under the inline backend the figure is a plain
-    ``matplotlib.figure.Figure`` (not registered with pyplot), so the number of open pyplot figures
-    never grows however many changes are made.
+    ``view`` is what goes into the widget layout: the ipympl canvas, or an ``Image`` holding the
+    inline PNG (a new value replaces the picture in place, so ``height``, which reserved the room
+    an ``Output`` once needed, is no longer used).  Under the inline backend the figure is a plain
+    ``matplotlib.figure.Figure`` (not registered with pyplot), so the number of open pyplot
+    figures never grows however many changes are made.
     """
 
     def __init__(self, figsize: tuple[float, float] = (7.0, 3.2), height: str = "360px",
@@ -66,6 +69,8 @@ class LiveFigure:
             with plt.ioff():
                 self.fig = plt.figure(figsize=figsize)
             self.fig.canvas.header_visible = False
+            # a resized canvas needs the layout again (the reader dragged the figure's corner)
+            self.fig.canvas.mpl_connect("resize_event", lambda _e: self._forget_layout())
             self.view: Any = self.fig.canvas
         else:
             from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -73,24 +78,38 @@ class LiveFigure:
 
             self.fig = Figure(figsize=figsize)
             FigureCanvasAgg(self.fig)  # refresh() draws on it and encodes its buffer
-            self.view = w.Output(layout=w.Layout(height=height, overflow="hidden"))
+            # the PNG goes into an Image widget: a new value swaps the picture in place (sent as
+            # binary; no output area is cleared and rebuilt, so nothing on the page jumps)
+            self.view = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto"))
         self.axes = self.fig.subplots(nrows, ncols, squeeze=False, **subplot_kw)
         self.ax = self.axes[0, 0]
         self.fig.set_layout_engine("constrained")
+        self._laid_out: tuple[Any, ...] | None = None  # layout_key() when the layout last ran
 
     def refresh(self) -> None:
-        """Show the updated artists: ``draw_idle`` under ipympl, else re-display in the Output."""
+        """Show the updated artists: ``draw_idle`` under ipympl, else a new PNG in the Image."""
+        self._choose_layout()
         if self.ipympl:
             self.fig.canvas.draw_idle()
             return
-        from IPython.display import Image, clear_output, display
-
         # Render the PNG here rather than display(fig): the figure's image formatter exists only
         # once pyplot has set up the inline backend, which a kernel may not have done yet.
-        data = self.png()
-        with self.view:
-            clear_output(wait=True)
-            display(Image(data=data, format="png"))
+        self.view.value = self.png()
+
+    def _forget_layout(self) -> None:
+        self._laid_out = None
+        self.fig.set_layout_engine("constrained")
+
+    def _choose_layout(self) -> None:
+        """Run constrained layout on the next draw only when what it depends on changed since it
+        last ran (``layout_key``); otherwise the axes keep the positions it gave them, and a draw
+        is one rendering pass instead of a layout pass and a rendering pass."""
+        key = layout_key(self.fig)
+        if key != self._laid_out:
+            self.fig.set_layout_engine("constrained")
+            self._laid_out = key
+        else:
+            self.fig.set_layout_engine("none")
 
     def png(self, compress_level: int = PNG_COMPRESS_LEVEL) -> bytes:
         """The figure as PNG bytes: one Agg draw, then the RGBA buffer that draw filled, encoded.
@@ -111,6 +130,70 @@ class LiveFigure:
         buf = io.BytesIO()
         img.save(buf, format="png", compress_level=compress_level)
         return buf.getvalue()
+
+
+def _text(t: Any) -> tuple[str, bool] | None:
+    return None if t is None else (t.get_text(), t.get_visible())
+
+
+def _axis_key(ax: Any, axis: Any, renderer: Any) -> tuple[Any, ...]:
+    """What an axis gives constrained layout: its tick labels' size and how far they reach past
+    the axes' box on each side (whole pixels), its label, scale and side.  New limits with labels
+    of the same size need no new layout.  Measured on the labels that decide it: the first and
+    the last (how far they reach) and the longest string (the size)."""
+    labels = [t for t in axis.get_ticklabels() if t.get_text()]
+    if labels:
+        longest = max(labels, key=lambda t: len(t.get_text()))
+        labels = list({id(t): t for t in (labels[0], labels[-1], longest)}.values())
+    exts = [t.get_window_extent(renderer) for t in labels]
+    size: tuple[int, ...] = ()
+    if exts:
+        size = (round(max(e.width for e in exts)), round(max(e.height for e in exts)),
+                *_overhang(ax.bbox, exts))
+    return (axis.get_visible(), axis.get_scale(), axis.get_label_position(),
+            axis.get_ticks_position(), size, _text(axis.label))
+
+
+def _title_key(ax: Any, t: Any, renderer: Any) -> tuple[Any, ...]:
+    """A title takes its height from the layout, and width only where it is wider than the
+    axes: a new string of the same height that fits changes nothing."""
+    if not (t.get_visible() and t.get_text()):
+        return ()
+    e = t.get_window_extent(renderer)
+    return (round(e.height), max(0, round(e.width - ax.bbox.width)))
+
+
+def _overhang(box: Any, exts: list[Any]) -> tuple[int, ...]:
+    """How far (whole pixels) the extents ``exts`` reach past ``box`` on each side."""
+    if not exts:
+        return ()
+    return (round(max(0.0, box.x0 - min(e.x0 for e in exts))),
+            round(max(0.0, max(e.x1 for e in exts) - box.x1)),
+            round(max(0.0, box.y0 - min(e.y0 for e in exts))),
+            round(max(0.0, max(e.y1 for e in exts) - box.y1)))
+
+
+def layout_key(fig: Any) -> tuple[Any, ...]:
+    """What constrained layout reads, found without laying out: the figure's size, its own texts
+    and legends, and per axes its visibility, its axes' key (``_axis_key``), titles, legend and
+    how far its texts reach past its box.  Equal keys give equal layouts, so a change that keeps the key
+    (new data, labels of the same size) skips the layout pass."""
+    renderer = fig.canvas.get_renderer()
+    key: list[Any] = [tuple(fig.get_size_inches()), fig.dpi]
+    key += [_text(t) for t in fig.texts]
+    key += [_text(getattr(fig, a, None)) for a in ("_suptitle", "_supxlabel", "_supylabel")]
+    key += [tuple(t.get_text() for t in leg.get_texts()) for leg in fig.legends]
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        key.append((ax.get_visible(), ax.axison, _axis_key(ax, ax.xaxis, renderer),
+                    _axis_key(ax, ax.yaxis, renderer),
+                    tuple(_title_key(ax, t, renderer)
+                          for t in (ax.title, ax._left_title, ax._right_title)),
+                    None if leg is None else (leg.get_visible(),
+                                              tuple(t.get_text() for t in leg.get_texts())),
+                    _overhang(ax.bbox, [t.get_window_extent(renderer) for t in ax.texts
+                                        if t.get_visible() and t.get_text()])))
+    return tuple(key)
 
 
 def tag(widget: W, name: str) -> W:

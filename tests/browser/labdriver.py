@@ -622,12 +622,20 @@ _WATCH_PICTURES_JS = r"""(el) => {
         else img.addEventListener('load', done, {once: true});
     };
     st.observer = new MutationObserver((muts) => {
-        for (const m of muts) for (const n of m.addedNodes) {
-            if (n.nodeName === 'IMG') seen(n);
-            else if (n.querySelectorAll) n.querySelectorAll('img').forEach(seen);
+        for (const m of muts) {
+            if (m.type === 'attributes') {  // a new src: its picture is there once it has loaded
+                if (m.target.nodeName === 'IMG') m.target.addEventListener('load', () => {
+                    if (st.el === el) st.pics.push(performance.now()); }, {once: true});
+                continue;
+            }
+            for (const n of m.addedNodes) {
+                if (n.nodeName === 'IMG') seen(n);
+                else if (n.querySelectorAll) n.querySelectorAll('img').forEach(seen);
+            }
         }
     });
-    st.observer.observe(el, {childList: true, subtree: true});
+    // a new <img> (an output re-shown), or a new src on one (an Image widget's new value)
+    st.observer.observe(el, {childList: true, subtree: true, attributes: true, attributeFilter: ['src']});
 }"""
 
 
