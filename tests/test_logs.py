@@ -791,6 +791,31 @@ def _wrapped_ds_log(n: int) -> list[str]:
     return out
 
 
+def test_records_after_a_rare_line_that_ends_a_block_are_picked_in_the_next(monkeypatch):
+    """The ``AFTER`` loss records that follow a rare line are picked also when the line is the
+    last one of a block: the next block picks them (the rules count them as a full parse does)."""
+    from fampnb.logs import _blocks as _logscan
+    from fampnb.logs import _pick as _logpick
+    from fampnb.logs._blocks import pick_stream
+
+    monkeypatch.setattr(_logscan, "BLOCK", 4 << 10)
+    monkeypatch.setattr(_logpick, "EDGE", 128)
+    monkeypatch.setattr(_logpick, "SAMPLE", 10**6)
+    head = [f"step {i} loss 2.{i:02d}" for i in range(12)]          # the log's first records
+    rare = "OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4096, reducing to 2048"
+    used = sum(len(x) + 1 for x in head) + len(rare) + 1
+    filler = ["x" * 40] * ((4096 - used) // 41)
+    pad = "y" * (4096 - used - 41 * len(filler) - 1) if 4096 - used - 41 * len(filler) > 1 else ""
+    first = head + filler + ([pad] if pad else []) + [rare]
+    assert sum(len(x) + 1 for x in first) <= 4096 < sum(len(x) + 1 for x in first) + 41
+    after = ["z" * 40] * 3 + [f"step {100 + i} loss 1.{i:02d}" for i in range(6)] + ["x" * 40] * 300
+    data = ("\n".join(first + after) + "\n").encode()
+    picked = {i for i, _ in pick_stream(io.BytesIO(data), True, True, _logpick.Picker())}
+    records = [len(first) + 3 + k for k in range(6)]
+    assert len(first) - 1 in picked                                   # the rare line itself
+    assert [i in picked for i in records] == [True] * 4 + [False] * 2
+
+
 def test_scan_joins_wrapped_records_like_parse(monkeypatch, tmp_path):
     from fampnb.diagnose import diagnose
     from fampnb.logs import _blocks as _logscan

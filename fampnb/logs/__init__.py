@@ -21,20 +21,36 @@ available as ``sample_logs()``, ``read_sample(name)`` and ``expected_verdicts()`
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from fampnb.logs._event import KINDS, Event, jsonable
 from fampnb.logs._read import Source, open_binary, segments
-from fampnb.logs._rules import LineState, finish, parse_segment, table_record, truncated_note
-from fampnb.logs._samples import expected_verdicts, read_sample, sample_logs
-from fampnb.logs._samples import split_row as _split_row  # noqa: F401 (the held-out test's reader)
-from fampnb.logs._scan import scan as _fast_scan
-from fampnb.logs._tensorboard import MissingExtra, is_event_file, records
+from fampnb.logs._tensorboard import MissingExtra, is_event_file
+
+if TYPE_CHECKING:
+    from fampnb.logs._event import KINDS, Event, jsonable
+    from fampnb.logs._samples import expected_verdicts, read_sample, sample_logs
 
 __all__ = ["Event", "KINDS", "parse", "scan", "segments", "sample_logs", "read_sample",
            "expected_verdicts", "jsonable", "open_binary", "Source", "MissingExtra"]
+
+#: names loaded on first use (the doctor's workers start before the rules are imported)
+_LAZY = {"Event": "_event", "KINDS": "_event", "jsonable": "_event", "sample_logs": "_samples",
+         "read_sample": "_samples", "expected_verdicts": "_samples",
+         "_split_row": "_samples"}    # (``split_row``: the held-out test's reader)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module = importlib.import_module(f"fampnb.logs.{_LAZY[name]}")
+        return getattr(module, "split_row" if name == "_split_row" else name)
+    raise AttributeError(f"module 'fampnb.logs' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def parse(source: Source) -> Iterator[Event]:
@@ -46,6 +62,8 @@ def parse(source: Source) -> Iterator[Event]:
     if _tensorboard_file(source):
         yield from _tensorboard_events(source)  # type: ignore[arg-type]
         return
+    from fampnb.logs._rules import LineState, finish, parse_segment, truncated_note
+
     state = LineState()
     readers: list[Any] = []
     for line_no, text in segments(source, readers):
@@ -59,7 +77,9 @@ def scan(path: str | os.PathLike[str] | IO[bytes], **kw: Any) -> Iterator[Event]
     C speed; same verdict as ``parse``.  See ``fampnb.logs._scan``."""
     if _tensorboard_file(path):
         return _tensorboard_events(path)  # type: ignore[arg-type]
-    return _fast_scan(path, **kw)
+    from fampnb.logs._scan import scan as fast_scan
+
+    return fast_scan(path, **kw)
 
 
 def _tensorboard_file(source: object) -> bool:
@@ -73,6 +93,9 @@ def _tensorboard_file(source: object) -> bool:
 def _tensorboard_events(path: str | os.PathLike[str]) -> Iterator[Event]:
     """The records of an event file, one per step (``line_no``: the record's number); raises
     ``MissingExtra`` without the tensorboard package."""
+    from fampnb.logs._rules import LineState, table_record
+    from fampnb.logs._tensorboard import records
+
     state = LineState()
     for k, (step, fields) in enumerate(records(path), 1):
         yield from table_record(state, {"step": str(step), **fields}, k, "tensorboard")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from fampnb.logs._num import NUM
 
@@ -100,5 +101,21 @@ def _f(text: str) -> float:
 
 
 def _c(pattern: str) -> re.Pattern[str]:
-    """Patterns are written in lower case and searched in the lower-cased line (fast in ``re``)."""
-    return re.compile(pattern)
+    """Patterns are written in lower case and searched in the lower-cased line (fast in ``re``);
+    each is compiled when first used (most logs meet few of the rules: the doctor starts sooner)."""
+    return cast("re.Pattern[str]", _Lazy(pattern))
+
+
+class _Lazy:
+    """A pattern compiled on first use; its methods are then the compiled pattern's own."""
+
+    _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "split")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __getattr__(self, name: str) -> Any:    # (only called while a method is missing)
+        rx = re.compile(self.pattern)
+        for method in self._METHODS:
+            setattr(self, method, getattr(rx, method))
+        return getattr(rx, name)

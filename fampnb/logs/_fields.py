@@ -18,9 +18,8 @@ from fampnb.logs._vocab import loss_key as _vocab_loss_key
 from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
-__all__ = ["records", "hf", "framework_of", "pick_loss", "table_row", "kv_values", "log2_scale",
-           "zero_written",
-           "LOG2_SCALE_KEYS"]
+__all__ = ["records", "hf", "hf_fields", "framework_of", "pick_loss", "table_row", "kv_values",
+           "log2_scale", "zero_written", "LOG2_SCALE_KEYS"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
 _MEGATRON = _c(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
@@ -88,7 +87,11 @@ def _megatron(text: str, st: LineState, ev: object) -> None:
 
 def hf(text: str, st: LineState, ev: object) -> bool:
     """An HF Trainer dict's record; False when the line has no unquoted HF loss or grad norm."""
-    found = _HF_FIELD.findall(text)   # (text is lower-cased)
+    return hf_fields(_HF_FIELD.findall(text), st, ev)   # (text is lower-cased)
+
+
+def hf_fields(found: list[tuple[str, str]], st: LineState, ev: object) -> bool:
+    """``hf`` of the dict's ``(key, value text)`` fields."""
     vals = {k: _f(v) for k, v in found}
     loss = vals.get("loss", vals.get("train_loss", vals.get("eval_loss")))
     gnorm = vals.get("grad_norm")

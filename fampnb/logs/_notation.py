@@ -14,7 +14,8 @@ mean of the elements (of those shown, where numpy summarises a long array with `
 trailing connective dropped (``loss is nan``, ``the loss became inf``).  CSV/TSV files and aligned
 tables are read by their header row (``header``/``row``); pretty-printed JSON objects (HF's
 ``trainer_state.json``) one ``"key": value`` line at a time (``json_field``).  Which field plays
-which role is the vocabulary's business (``fampnb.logs._vocab``).
+which role is the vocabulary's business (``fampnb.logs._vocab``).  ``structured_head(head)``
+says whether a file's first bytes start such a structured file (or UTF-16 text).
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ import math
 import re
 
 from fampnb.logs._num import NUM
+from fampnb.logs._read import utf16
 from fampnb.logs._vocab import role
 
 __all__ = ["pairs", "header", "row", "json_field", "number", "array_value", "CONNECTIVES", "ARRAY",
-           "exact_zero"]
+           "exact_zero", "structured_head"]
 
 _KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_][\w./\-]*"     # (a value is not a key's word)
 #: a bracketed list of numbers, separated by commas or whitespace (numpy pads with spaces)
@@ -184,3 +186,19 @@ def json_field(low: str) -> tuple[str, str] | None:
     """``(key, value)`` of a line that is one scalar field of a pretty-printed JSON object."""
     m = _JSON_FIELD.match(low)
     return (m.group(1), m.group(3)) if m else None
+
+
+def structured_head(head: bytes) -> bool:
+    """Is a file whose first bytes are ``head`` structured (a header row, a pretty-printed JSON
+    document) or UTF-16: read whole, since every row is a record there."""
+    if utf16(head):
+        return True
+    lines = [x.strip() for x in head[:8192].split(b"\n") if x.strip()][:3]
+    if not lines:
+        return False
+    if lines[0] in (b"{", b"[") or (lines[0][:1] in (b"{", b"[") and lines[0][-1:] in (b"{", b"[")):
+        return True
+    try:
+        return header(lines[0].decode("utf-8", "replace").lower()) is not None
+    except ValueError:
+        return False

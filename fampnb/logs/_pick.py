@@ -16,8 +16,9 @@ overflow, minimum, error, precision words, ...), so per block only these lines a
 - Megatron lines with a non-zero skipped/nan counter or a missing loss field;
 - the first and last DeepSpeed ``skipped=`` counter of each block (its sum telescopes);
 - the first ``FIRST_RECORDS`` loss records of the log, the ``AFTER`` loss records that follow
-  each rare line (the rules count at most 3: the counts agree with a full parse), and a sample
-  of the others (the first line of each template, then one after every ``SAMPLE`` lines);
+  each rare line (the rules count at most 3: the counts agree with a full parse; also across a
+  block's end, within the range), and a sample of the others (the first line of each template,
+  then one after every ``SAMPLE`` lines);
 - a block with very many lines of one rare template (NaN on every line) keeps the first and last
   ``RARE_CAP`` of them.
 
@@ -27,7 +28,7 @@ Nothing here parses: a picker runs in the doctor's worker processes too.
 from __future__ import annotations
 
 import re
-from itertools import compress, count, islice
+from itertools import compress, count
 
 from fampnb.logs._triggers import MESSAGE_WORDS
 from fampnb.logs._vocab import RECORD_WORDS
@@ -75,6 +76,8 @@ class Picker:
         self.first_left = FIRST_RECORDS
         self.heads: set[bytes] = set()   # templates that end inside a wording (wrapped records)
         self.pick_first = False      # the previous block ended with a wrapped record's head
+        self.owed = (0, 0)           # loss records still to pick after a rare line near the end
+                                     # of the previous block, and lines left in its window
 
     def _classify(self, templates: set[bytes]) -> None:
         cls = self.cls
@@ -129,6 +132,9 @@ class Picker:
                     self.first_left -= 1
                     if not self.first_left:
                         break
+        owed, self.owed = self.owed, (0, 0)
+        if owed[0]:
+            self._records_from(lines, 0, owed[0], owed[1], pick)
         rare = {t for t in templates if cls[t] == _R}
         if rare:
             hits = _indexes(lines, rare)
@@ -139,7 +145,7 @@ class Picker:
             for i in hits:
                 if lines[i] in ctx:
                     pick.add(i + 1)
-                self._after(lines, i, pick)
+                self._records_from(lines, i + 1, AFTER, 256, pick)
         for t in templates & self.counters:  # DeepSpeed ``skipped=``: first and last
             pick.add(lines.index(t))
             pick.add(_last_index(lines, t))
@@ -165,14 +171,14 @@ class Picker:
             if meg:
                 self._megatron(buf, end, offs, pick)
         out: list[Pick] = []
-        at, off, rest = 0, 0, iter(lines)   # ``rest`` starts at line ``at``
+        at, off = 0, 0
         for i in sorted(pick):
             if not 0 <= i < n:
                 continue
             if offs:
                 off = offs[i]
-            else:
-                off += sum(map(len, islice(rest, i - at))) + (i - at)
+            elif i > at:   # (joining the lines between is a C loop: faster than summing lengths)
+                off += len(b"\n".join(lines[at:i])) + 1
                 at = i
             out.append((self.lines_done + i, buf[off:off + len(lines[i])]))
         # a block that ends inside a very long line: its next piece keeps the line number
@@ -191,16 +197,20 @@ class Picker:
             out += idx if len(idx) <= 2 * RARE_CAP else idx[:RARE_CAP] + idx[-RARE_CAP:]
         return sorted(out)
 
-    def _after(self, lines: list[bytes], i: int, pick: set[int]) -> None:
-        """The next ``AFTER`` loss records after a rare line: whether training goes on after a
-        backoff or a NaN is read from the same records as a full parse would count."""
-        cls, left = self.cls, AFTER
-        for j in range(i + 1, min(len(lines), i + 257)):
+    def _records_from(self, lines: list[bytes], start: int, left: int, window: int,
+                      pick: set[int]) -> None:
+        """The next ``left`` loss records among ``window`` lines from ``start`` (``AFTER`` after a
+        rare line: whether training goes on after a backoff or a NaN is read from the same records
+        as a full parse would count); a window that goes past the block goes on in the next."""
+        cls, stop = self.cls, start + window
+        for j in range(start, min(len(lines), stop)):
             if cls[lines[j]] in (_L, _S):
                 pick.add(j)
                 left -= 1
                 if not left:
                     return
+        if stop > len(lines):
+            self.owed = (left, stop - len(lines))
 
     @staticmethod
     def _edge(lines: list[bytes], order: range, pick: set[int]) -> None:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from typing import Any
 
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
-from fampnb.logs._fields import hf as _hf_record
+from fampnb.logs._fields import hf_fields as _hf_fields
 from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
 from fampnb.logs._fields import records as _records
@@ -58,7 +59,7 @@ from fampnb.logs._messages import (
 from fampnb.logs._notation import header as _header
 from fampnb.logs._notation import json_field as _json_field
 from fampnb.logs._notation import row as _csv_row
-from fampnb.logs._read import utf16 as _utf16
+from fampnb.logs._notation import structured_head
 from fampnb.logs._steps import EPOCH as _EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
@@ -325,9 +326,21 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
 def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
     """What ``_segment`` makes of an HF Trainer dict of finite numbers under the keys its rule
     reads (the most common line of a Trainer log): no step, scaler wording, gate word, table or
-    wrapped wording can occur in such a line, so only the dict rule applies."""
-    out, ev = _emitter(text, line_no, st, None, None)
-    _hf_record(text, st, ev)
+    wrapped wording can occur in such a line, so only the dict rule applies (its events made
+    as ``_emitter`` makes them: no rank prefix or step on the line, the last step named)."""
+    out: list[Event] = []
+    cur = st.step if st.step is not None else line_no
+    short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
+
+    def ev(kind: str, fw: str, rule: str, **kw: Any) -> None:
+        e = Event(line_no, cur, kind, framework=fw, text=short, rule=rule, **kw)
+        if e.epoch is None and st.epoch is not None:
+            e.epoch = st.epoch
+        out.append(e)
+
+    # (the dict's shape is known: ``'key': number`` items joined by ``, ``)
+    _hf_fields([(k[1:-1], v) for k, v in (x.split(": ") for x in text[1:-1].split(", "))],
+               st, ev)
     return out
 
 
@@ -406,22 +419,6 @@ def _header_row(text: str, line_no: int, st: LineState) -> list[Event] | None:
     st.table = dict(cells)
     st.table_line = line_no
     return _finish_table(st, rule="row")
-
-
-def structured_head(head: bytes) -> bool:
-    """Is a file whose first bytes are ``head`` structured (a header row, a pretty-printed JSON
-    document) or UTF-16: read whole, since every row is a record there."""
-    if _utf16(head):
-        return True
-    lines = [x.strip() for x in head[:8192].split(b"\n") if x.strip()][:3]
-    if not lines:
-        return False
-    if lines[0] in (b"{", b"[") or (lines[0][:1] in (b"{", b"[") and lines[0][-1:] in (b"{", b"[")):
-        return True
-    try:
-        return _header(lines[0].decode("utf-8", "replace").lower()) is not None
-    except ValueError:
-        return False
 
 
 def truncated_note(readers: list, st: LineState) -> list[Event]:  # type: ignore[type-arg]

@@ -1,6 +1,6 @@
 """The doctor's fast reader: find the rare decisive lines at C speed, parse only those.
 
-``scan(source)`` reads 2 MiB blocks of complete lines (a regular file by offset, ``os.pread``) and
+``scan(source)`` reads 512 KiB blocks of complete lines (a regular file by offset, ``os.pread``) and
 hands each to a ``fampnb.logs._pick.Picker``, which chooses the few lines that can change a verdict
 (rare templates, the records around them, a sample of the rest: see there); only those are
 parsed, with the same rules and line numbers as ``parse``.
@@ -19,20 +19,25 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from fampnb.logs import _blocks
 from fampnb.logs._blocks import pick_stream
-from fampnb.logs._event import Event
+from fampnb.logs._notation import structured_head
 from fampnb.logs._pick import Pick, Picker
 from fampnb.logs._read import Reader, decode, open_binary, segments, wrap
-from fampnb.logs._rules import LineState, finish, parse_segment, structured_head, truncated_note
+
+if TYPE_CHECKING:   # the rules load when the first event is asked for: workers start first
+    from fampnb.logs._event import Event
+    from fampnb.logs._rules import LineState
 
 MAX_PIECE = 1 << 20
 PARALLEL_BYTES = 24 << 20   # files at least this large are pre-scanned by worker processes
 
 
 def _parse_picks(picks: Iterator[Pick], base: int, state: LineState) -> Iterator[Event]:
+    from fampnb.logs._rules import parse_segment
+
     for idx, raw in picks:
         if raw.endswith(b"\r"):
             raw = raw[:-1]
@@ -87,6 +92,8 @@ def _workers() -> int:
 def _scan_ranges(results: Iterator[tuple[int, int, list[Pick]]], size: int,
                  progress: Callable[[int, int], None] | None) -> Iterator[Event]:
     """Parse the picks of consecutive byte ranges, in order: ``(end, lines, picks)`` each."""
+    from fampnb.logs._rules import LineState, finish
+
     state, base = LineState(), 0
     for end, n_lines, picks in results:
         yield from _parse_picks(iter(picks), base, state)
@@ -98,6 +105,8 @@ def _scan_ranges(results: Iterator[tuple[int, int, list[Pick]]], size: int,
 
 def _scan_path(path: str, plain: bool, size: int,
                progress: Callable[[int, int], None] | None) -> Iterator[Event]:
+    from fampnb.logs._rules import LineState, finish
+
     if plain:                               # a regular uncompressed file: read by offset
         state = LineState()
         yield from _parse_picks(pick_stream((path, 0, size, progress), True, True,
@@ -141,6 +150,8 @@ class _Blocks:
 def _scan_stream(rd: Reader, tick: Callable[[bool], None] | None) -> Iterator[Event]:
     """A stream: the picker's lines, or every line where the content is structured (a CSV
     header, a pretty-printed JSON document) or transcoded from UTF-16."""
+    from fampnb.logs._rules import LineState, finish, parse_segment, truncated_note
+
     first = rd.read(_blocks.BLOCK)
     state = LineState()
     src = _Blocks(rd, first, tick)
