@@ -150,6 +150,32 @@ REASONS: list[tuple[str, str]] = [
      "{n} 条连续的梯度范数非有限的记录（不打印日志的缩放器跳过的步，从第 {line} 行起）之后，"
      "loss 再也没有恢复"),
     ("a mid-run backoff ({a} -> {b}, line {line}) that may be isolated or the start of a cascade: "
+     "the excerpt ends right after it, so nothing shows that the scale held",
+     "训练中途的一次回退（{a} -> {b}，第 {line} 行），可能是孤立的，也可能是连锁回退的开始："
+     "片段在它之后立即结束，看不出尺度是否稳住"),
+    ("NaN from the start of the excerpt (step {step}, line {line}), but the scaler's overflow "
+     "messages go with it (line {ovf}: {said}): the steps are being skipped, so this is no plain "
+     "data NaN. A cascade of overflows that began before the excerpt and a NaN from the forward "
+     "pass (a bad batch, or fp16 activations overflowing, which no loss scale fixes) look the same "
+     "here; the lines before it, with the loss scale, would tell",
+     "片段一开始就是 NaN（第 {step} 步，第 {line} 行），但缩放器的上溢消息与它同时出现（第 {ovf} 行："
+     "{said}）：这些步正在被跳过，所以这不是单纯的数据 NaN。在片段之前就开始的连锁上溢，与前向传播产生的 "
+     "NaN（坏批次，或 fp16 激活值上溢——任何 loss 尺度都修不好）在这里看起来一样；它之前带 loss 尺度的"
+     "那些行才能分辨"),
+    ("the loss became exactly 0 at {where}, after {n} non-zero record(s), and stays 0 on the last "
+     "{m} records: the run is fp16 and shows no loss scaler, so the loss and gradients underflow "
+     "to 0 below fp16's smallest subnormal; add dynamic loss scaling (or train in bf16)",
+     "loss 在{where}变成恰好 0（此前有 {n} 条非零记录），最后 {m} 条记录都保持 0：这是 fp16 训练且"
+     "看不到 loss 缩放器，loss 和梯度低于 fp16 最小的次正规数而下溢成 0；加上动态 loss 缩放（或改用 "
+     "bf16 训练）"),
+    ("the loss became exactly 0 at {where}, after {n} non-zero record(s), and stays 0 on the last "
+     "{m} records: not healthy training but an underflow or a degenerate run. Check the precision "
+     "(fp16 without loss scaling flushes small losses and gradients to 0) and the labels and loss "
+     "function (empty or masked-out targets, a wrong reduction give an identical 0)",
+     "loss 在{where}变成恰好 0（此前有 {n} 条非零记录），最后 {m} 条记录都保持 0：这不是健康的训练，"
+     "而是下溢或退化的训练。检查精度（没有 loss 缩放的 fp16 会把小的 loss 和梯度冲成 0），以及标签和"
+     "损失函数（空的或被全部遮掉的目标、错误的归约都会给出恒为 0）"),
+    ("a mid-run backoff ({a} -> {b}, line {line}) that may be isolated or the start of a cascade: "
      "the next record jumps ({jump}) and the excerpt ends, so nothing shows that the scale held",
      "训练中途的一次回退（{a} -> {b}，第 {line} 行），可能是孤立的，也可能是连锁回退的开始："
      "下一条记录跳变（{jump}），片段随即结束，看不出尺度是否稳住"),
