@@ -3,8 +3,9 @@
 ``with watch(model, fmt="fp16", scaler=None, every=1) as w:`` registers, on every module of
 ``named_modules()``, a forward pre-hook (its inputs), a forward hook (its outputs, and a tensor
 hook on each output for the gradient that flows back into it) and, on every parameter, a gradient
-hook.  Each hook queues one reduction, ``|t|.max()`` over all elements (NaN propagates, inf stays
-inf), as a 0-d tensor on the tensor's device and notes where it came from on the host; nothing
+hook.  Each hook queues two reductions, ``t.max()`` and ``t.min()`` over all elements (``|t|``'s
+max is the larger of ``max`` and ``-min``; NaN propagates, inf stays inf; no ``|t|`` tensor is
+made), as 0-d tensors on the tensor's device and notes where they came from on the host; nothing
 is read back.  ``w.step()``, called once after each training step, stacks the step's reductions
 (with the loss and the scaler's scale) into one tensor and reads it with **one host sync**, then
 keeps only what it needs: the first non-finite record of the step (an ``Origin``), each module's
@@ -141,6 +142,7 @@ class Watch:
         self.steps: list[StepSummary] = []
         self._peak: dict[tuple[int, int, int], tuple[float, int]] = {}
         self._handles: list[Any] = []
+        self._hooked: list[Any] = []
         self._pending = _Pending()
         self._step = 1
         self._on = False
@@ -167,12 +169,20 @@ class Watch:
             self._handles.append(mod.register_forward_hook(self._post(i, i == 0)))
             for pname, p in mod.named_parameters(recurse=False):
                 if p.requires_grad:
+                    if p._backward_hooks is None:
+                        self._hooked.append(p)   # no hooks before ours: none after
                     self._handles.append(p.register_hook(self._pgrad(i, pname)))
 
     def _detach(self) -> None:
         for h in self._handles:
             h.remove()
         self._handles.clear()
+        # a removed tensor hook leaves an empty hook dict behind, which autograd still calls into
+        # on every backward (about 1-2% of a step of the demo model): give back what was there
+        for p in self._hooked:
+            if p._backward_hooks is not None and not p._backward_hooks:
+                p._backward_hooks = None
+        self._hooked.clear()
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
@@ -194,7 +204,8 @@ class Watch:
     # -- hooks -----------------------------------------------------------------------------
     def _record(self, t: Any, idx: int, phase: int, kind: int, param: str = "") -> None:
         p = self._pending
-        p.vals.append(t.detach().abs().max())  # max() of all elements: faster than amax()
+        d = t.detach()
+        p.vals += (d.max(), d.min())  # |t|'s max is max(max, -min): two reductions, no |t| tensor
         p.meta.append((idx, phase, kind, param))
 
     def _pre(self, idx: int) -> Any:
@@ -257,7 +268,8 @@ class Watch:
         row: list[float] = []
         if p.vals or extra:
             row = _gather(torch, p.vals, extra).cpu().tolist()  # the one host sync of a step
-        vals, rest = row[:len(p.vals)], row[len(p.vals):]
+        pairs, rest = row[:len(p.vals)], row[len(p.vals):]
+        vals = [_abs_max(hi, lo) for hi, lo in zip(pairs[0::2], pairs[1::2])]
         loss_v = rest.pop(0) if loss_t is not None else (
             float(loss) if isinstance(loss, (int, float)) else None)
         next_scale = None
@@ -338,6 +350,14 @@ class Watch:
         from .verdict import diagnosis
 
         return diagnosis(self)
+
+
+def _abs_max(hi: float, lo: float) -> float:
+    """The largest |x| of a tensor from its max ``hi`` and min ``lo``; NaN when there is one (both
+    reductions propagate NaN), inf when an element is +-inf."""
+    if math.isnan(hi) or math.isnan(lo):
+        return math.nan
+    return max(hi, -lo)
 
 
 def _gather(torch: Any, vals: list[Any], extra: list[Any]) -> Any:
