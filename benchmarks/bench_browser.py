@@ -68,6 +68,8 @@ WIDGETS = [
     ("04-nan-decision-walkthrough.ipynb", "walk", "scale"),
     ("05-reading-real-logs.ipynb", "logreader", "sample"),
     ("07-gradient-histograms.ipynb", "hist", "scale"),
+    ("08-where-nan-starts.ipynb", "hazards", "scale"),
+    ("09-fp8-scaling.ipynb", "fp8", "spike"),
 ]
 TARGET_MS = 200.0
 TARGET_RATIO = 1.2
