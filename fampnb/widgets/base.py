@@ -136,12 +136,14 @@ def _text(t: Any) -> tuple[str, bool] | None:
     return None if t is None else (t.get_text(), t.get_visible())
 
 
-def _ticklabels(axis: Any) -> list[Any]:
-    """The tick labels that decide how far an axis's labels reach: the first, the last and the
-    longest string (the widest, in practice), for the limits the axis has now."""
-    labels = [t for t in axis.get_ticklabels() if t.get_text()]
-    if not labels:
-        return []
+def _ticklabels(axis: Any, every: bool) -> list[Any]:
+    """The tick labels that decide how far an axis's labels reach, for the limits the axis has
+    now: ``every`` one (a y axis: the widest decides the margin, and widths differ glyph by
+    glyph), or the first, the last and the longest string (an x axis: its labels are one line
+    high, and only the two ends reach sideways)."""
+    labels = [t for t in axis.get_ticklabels(which="both") if t.get_text()]
+    if every or not labels:
+        return labels
     longest = max(labels, key=lambda t: len(t.get_text()))
     return list({id(t): t for t in (labels[0], labels[-1], longest)}.values())
 
@@ -168,16 +170,17 @@ def layout_key(fig: Any) -> tuple[Any, ...]:
     key += [_text(getattr(fig, a, None)) for a in ("_suptitle", "_supxlabel", "_supylabel")]
     key += [tuple(t.get_text() for t in leg.get_texts()) for leg in fig.legends]
     for ax in fig.axes:
-        if not (ax.get_visible() and ax.axison):
-            key.append((ax.get_visible(), ax.axison))
+        if not ax.get_visible():
+            key.append(None)
             continue
-        parts = [*_ticklabels(ax.xaxis), *_ticklabels(ax.yaxis), ax.xaxis.label, ax.yaxis.label,
-                 ax.title, ax._left_title, ax._right_title, *ax.texts]
+        ticks = [*_ticklabels(ax.xaxis, False), *_ticklabels(ax.yaxis, True), ax.xaxis.label,
+                 ax.yaxis.label] if ax.axison else []   # (an axes drawn without axis: texts only)
+        parts = [*ticks, ax.title, ax._left_title, ax._right_title, *ax.texts]
         exts = [t.get_window_extent(renderer) for t in parts if t.get_visible() and t.get_text()]
         leg = ax.get_legend()
         if leg is not None and leg.get_visible():
             exts.append(leg.get_window_extent(renderer))
-        key.append((ax.xaxis.get_scale(), ax.yaxis.get_scale(), ax.xaxis.get_visible(),
+        key.append((ax.axison, ax.xaxis.get_scale(), ax.yaxis.get_scale(), ax.xaxis.get_visible(),
                     ax.yaxis.get_visible(), ax.xaxis.get_label_position(),
                     ax.yaxis.get_label_position(), _reach(ax.bbox, exts)))
     return tuple(key)
