@@ -141,7 +141,11 @@ def _ticklabels(axis: Any, every: bool) -> list[Any]:
     now: ``every`` one (a y axis: the widest decides the margin, and widths differ glyph by
     glyph), or the first, the last and the longest string (an x axis: its labels are one line
     high, and only the two ends reach sideways)."""
-    labels = [t for t in axis.get_ticklabels(which="both") if t.get_text()]
+    from matplotlib.ticker import NullFormatter
+
+    # minor labels only where the axis prints them (a log axis over few decades; most do not)
+    minor = not isinstance(axis.get_minor_formatter(), NullFormatter)
+    labels = [t for t in axis.get_ticklabels(which="both" if minor else "major") if t.get_text()]
     if every or not labels:
         return labels
     longest = max(labels, key=lambda t: len(t.get_text()))
