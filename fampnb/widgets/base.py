@@ -136,18 +136,16 @@ def _text(t: Any) -> tuple[str, bool] | None:
     return None if t is None else (t.get_text(), t.get_visible())
 
 
-def _ticklabels(axis: Any, every: bool) -> list[Any]:
+def _ticklabels(axis: Any) -> list[Any]:
     """The tick labels that decide how far an axis's labels reach, for the limits the axis has
-    now: ``every`` one (a y axis: the widest decides the margin, and widths differ glyph by
-    glyph), or the first, the last and the longest string (an x axis: its labels are one line
-    high, and only the two ends reach sideways)."""
+    now: the first and the last (the ends reach sideways) and the longest string (the widest, in
+    practice), minor ones included where the axis prints them (a log axis over few decades)."""
     from matplotlib.ticker import NullFormatter
 
-    # minor labels only where the axis prints them (a log axis over few decades; most do not)
     minor = not isinstance(axis.get_minor_formatter(), NullFormatter)
     labels = [t for t in axis.get_ticklabels(which="both" if minor else "major") if t.get_text()]
-    if every or not labels:
-        return labels
+    if not labels:
+        return []
     longest = max(labels, key=lambda t: len(t.get_text()))
     return list({id(t): t for t in (labels[0], labels[-1], longest)}.values())
 
@@ -177,7 +175,7 @@ def layout_key(fig: Any) -> tuple[Any, ...]:
         if not ax.get_visible():
             key.append(None)
             continue
-        ticks = [*_ticklabels(ax.xaxis, False), *_ticklabels(ax.yaxis, True), ax.xaxis.label,
+        ticks = [*_ticklabels(ax.xaxis), *_ticklabels(ax.yaxis), ax.xaxis.label,
                  ax.yaxis.label] if ax.axison else []   # (an axes drawn without axis: texts only)
         parts = [*ticks, ax.title, ax._left_title, ax._right_title, *ax.texts]
         exts = [t.get_window_extent(renderer) for t in parts if t.get_visible() and t.get_text()]
