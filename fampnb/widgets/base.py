@@ -51,14 +51,14 @@ class LiveFigure:
     """A figure made once and redrawn in place.
 
     ``view`` is what goes into the widget layout: the ipympl canvas, or an ``Image`` holding the
-    inline PNG (a new value replaces the picture in place, so ``height``, which reserved the room
-    an ``Output`` once needed, is no longer used).  Under the inline backend the figure is a plain
+    inline PNG (a new value replaces the picture in place: no room to reserve, nothing on the
+    page jumps).  Under the inline backend the figure is a plain
     ``matplotlib.figure.Figure`` (not registered with pyplot), so the number of open pyplot
     figures never grows however many changes are made.
     """
 
-    def __init__(self, figsize: tuple[float, float] = (7.0, 3.2), height: str = "360px",
-                 nrows: int = 1, ncols: int = 1, **subplot_kw: Any) -> None:
+    def __init__(self, figsize: tuple[float, float] = (7.0, 3.2), nrows: int = 1, ncols: int = 1,
+                 **subplot_kw: Any) -> None:
         _require()
         import ipywidgets as w
 

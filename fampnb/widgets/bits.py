@@ -172,7 +172,7 @@ def make_bit_explorer(value: float = 65510.0, fmt: str = "fp16") -> tuple[Any, d
     tag(status, f"{NAME}-status-text")
     readout = tag(w.HTML(), f"{NAME}-readout-text")
 
-    live = LiveFigure(figsize=(8.0, 3.3), height="340px", nrows=2,
+    live = LiveFigure(figsize=(8.0, 3.3), nrows=2,
                       gridspec_kw={"height_ratios": [1.15, 1.0]})
     b0 = F.get(fmt_name).decompose(value)
     bit_art = draw_bits(live.axes[0, 0], b0)

@@ -79,7 +79,7 @@ def make_scale_decay(policy: str = "torch", init_scale: float | None = None,
     note = tag(w.HTML(), f"{NAME}-note-text")
     status = status_line(NAME)
 
-    live = LiveFigure(figsize=(9.5, 5.6), height="540px", nrows=2, sharex=True)
+    live = LiveFigure(figsize=(9.5, 5.6), nrows=2, sharex=True)
     ax_scale, ax_win = live.axes[0, 0], live.axes[1, 0]
     trace = run_scale_decay(policy, init_scale, backoff, growth_interval, scenario, steps, seed)
     a_scale = draw_scale_trace(ax_scale, trace, title=_title(policy, scenario))

@@ -103,7 +103,7 @@ def make_fp8_scaling(scheme: str = "tensorwise", elem: str = "fp8_e4m3",
                            spike=float(c["spike"].value))
 
     view = current()
-    live = LiveFigure(figsize=(9.5, 5.4), height="560px", nrows=2,
+    live = LiveFigure(figsize=(9.5, 5.4), nrows=2,
                       gridspec_kw={"height_ratios": [3.0, 1.6]})
     drawn = draw_fp8_scaling(live.axes[0, 0], view, trace_ax=live.axes[1, 0])
     artists: dict[str, Any] = {**drawn, "table_text": table, "status": status, "figure": live,

@@ -79,7 +79,7 @@ def make_hazards(scale: float = 1.0, fix: bool = False, fmt: str = "fp16"
     status = status_line(NAME)
     tag(status, f"{NAME}-status-text")
 
-    live = LiveFigure(figsize=(8.0, 3.6), height="380px")
+    live = LiveFigure(figsize=(8.0, 3.6))
     plot = draw_op_chain(live.ax, H.op_chain(scale, fix=fix, fmt=f), f)
     artists: dict[str, Any] = {"plot": plot, "verdict_text": verdict_w, "table_text": table,
                                "status_text": status, "figure": live}

@@ -128,7 +128,7 @@ def make_histogram_explorer(hist: Any = None, scale: float = 1.0, fmt: str = "fp
     verdict_w = tag(w.HTML(), f"{NAME}-verdict-text")
     status = status_line(NAME)
 
-    live = LiveFigure(figsize=(9.5, 5.0), height="520px", nrows=2, sharex=True,
+    live = LiveFigure(figsize=(9.5, 5.0), nrows=2, sharex=True,
                       gridspec_kw={"height_ratios": [3.0, 1.3]})
     drawn = draw_grad_histogram(live.axes[0, 0], hist, scale, band_ax=live.axes[1, 0])
     artists: dict[str, Any] = {**{k: v for k, v in drawn.items() if k not in ("ax", "band_ax")},

@@ -187,7 +187,7 @@ def make_log_reader(text: str = "", sample: str | None = None
     source_text = tag(w.HTML(), f"{NAME}-source-text")
     status = status_line(NAME)
 
-    live = LiveFigure(figsize=(8.0, 3.0), height="320px")
+    live = LiveFigure(figsize=(8.0, 3.0))
     timeline = draw_timeline(live.ax, None)
     artists: dict[str, Any] = {"verdict_text": verdict_text, "advice_text": advice_text,
                                "evidence_text": evidence_text, "source_text": source_text,

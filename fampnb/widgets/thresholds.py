@@ -110,7 +110,7 @@ def make_threshold_explorer(g_max: float = 3.2e4, scale: float = 65536.0, g_min:
     verdict = tag(w.HTML(), f"{NAME}-verdict-text")
     window = tag(w.HTML(), f"{NAME}-window-text")
 
-    live = LiveFigure(figsize=(8.0, 4.6), height="470px", nrows=2)
+    live = LiveFigure(figsize=(8.0, 4.6), nrows=2)
     data = ThresholdData(g_max, scale, min(g_min, g_max), fmts)
     plot = draw_thresholds(live.axes[:, 0], data)
     artists: dict[str, Any] = {

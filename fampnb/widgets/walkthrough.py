@@ -146,7 +146,7 @@ def make_walkthrough(kind: str = "overflow", style: str = "deepspeed", seed: int
                          f"{NAME}-checklist-text")
     status = status_line(NAME)
 
-    live = LiveFigure(figsize=(8.0, 1.9), height="210px")
+    live = LiveFigure(figsize=(8.0, 1.9))
     fmt0 = get(c["precision"].value)
     rng = draw_range_check(live.ax, {"g": c["g"].value, "scale": c["scale"].value, "fmt": fmt0})
     artists: dict[str, Any] = {"chain_text": chain_text, "log_text": log_text,
