@@ -2,9 +2,13 @@
 
 Targets (issue 19): watching every module every step costs <= 1.3x a plain training step on the
 CPU; ``every=10`` <= 1.05x.  The step is notebook 08's: the tiny attention block of
-``fampnb.hazard_demos.demo_model`` in fp16, MSE loss, SGD, one batch (``demo_batch``).  Plain and
-watched blocks are interleaved (the order rotated and reversed round by round, so that each
-variant runs before and after each other equally often) so that drift hits all alike; each ratio
+``fampnb.hazard_demos.demo_model`` in fp16, MSE loss, SGD, one batch (``demo_batch``).  A block is
+10 steps by default (``--steps``): one whole ``every=10`` cycle, its watched step, the hooks taken
+off after it and put back at its end, and nine steps without hooks; 90 blocks per variant
+(``--blocks``; a block's CPU time varies by several per cent on this VM, so the median of a
+few-per-cent cost needs many pairs).  Plain and watched blocks are interleaved (the order rotated
+and reversed round by round, so that each variant runs before and after each other equally
+often) so that drift hits all alike; each ratio
 is the median over blocks of a watched block against the plain block next to it.  A watched
 block includes its ``w.step(loss)`` calls (the one host read per step).  On the CPU the ratio of
 this thread's CPU time is printed too, and it is the one judged against the targets there: on a
@@ -17,16 +21,23 @@ on CUDA when present, else on the CPU, and says which.  Exit 1 when a target is 
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
 
-BLOCKS = 18
-STEPS = 30
+BLOCKS = 90
+STEPS = 10
 TARGETS = {1: 1.30, 10: 1.05}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--blocks", type=int, default=BLOCKS, help="interleaved blocks per variant")
+    ap.add_argument("--steps", type=int, default=STEPS,
+                    help="training steps per block (10: one every=10 cycle, a watched step and "
+                         "nine without hooks)")
+    args = ap.parse_args(argv)
     try:
         import torch
     except ImportError:
@@ -54,7 +65,7 @@ def main() -> int:
         try:
             sync()
             t0, c0 = time.perf_counter(), time.thread_time()
-            for _ in range(STEPS):
+            for _ in range(args.steps):
                 opt.zero_grad(set_to_none=True)
                 loss = mse(model(x).float(), y.float())
                 loss.backward()
@@ -62,7 +73,7 @@ def main() -> int:
                 if w is not None:
                     w.step(loss)
             sync()
-            return (time.perf_counter() - t0) / STEPS, (time.thread_time() - c0) / STEPS
+            return (time.perf_counter() - t0) / args.steps, (time.thread_time() - c0) / args.steps
         finally:
             if w is not None:
                 w.close()
@@ -75,7 +86,7 @@ def main() -> int:
             block(v)
     orders = [variants[i:] + variants[:i] for i in range(len(variants))]
     orders += [o[::-1] for o in orders]  # every variant before and after every other, alike
-    for b in range(BLOCKS):
+    for b in range(args.blocks):
         for v in orders[b % len(orders)]:
             times[v].append(block(v))
     where = "cuda" if dev.type == "cuda" else "cpu, 1 thread (CPU — not a GPU measurement)"
@@ -108,7 +119,7 @@ def main() -> int:
         met = judged <= target
         ok &= met
         print(line + ("" if met else "   MISSED"))
-    print(f"({BLOCKS} interleaved blocks x {STEPS} steps per variant)")
+    print(f"({args.blocks} interleaved blocks x {args.steps} steps per variant)")
     return 0 if ok else 1
 
 
