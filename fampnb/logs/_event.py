@@ -93,11 +93,12 @@ class LineState:
 
 
 def _f(text: str) -> float:
-    """``float()`` of a matched number; ``nan.0``/``inf.0`` (Lightning) read as ``nan``/``inf``."""
+    """``float()`` of a matched number; ``nan.0``/``inf.0`` (Lightning) and ``nanxxx`` (a fill
+    character: ``_num.NUM``) read as ``nan``/``inf``."""
     try:
         return float(text)
     except ValueError:
-        return float(text.rstrip("0").rstrip("."))
+        return float(text.rstrip("x").rstrip("0").rstrip("."))
 
 
 def _c(pattern: str) -> re.Pattern[str]:

@@ -69,8 +69,9 @@ TRACE_ERR = _c(r"\b(floatingpointerror|overflowerror)\b:?\s*(.{0,200})|"
 #: ``grad_scale is too small, exiting: 2.3e-10``): an observation, or the run's end
 SCALE_SMALL = _c(r"\bgrad[_ ]scale is (?:too )?small(,? exiting)?\s*:?\s*(" + _NUM + ")")
 #: any other exception whose message says the loss diverged or is not finite (a training script's
-#: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``)
-LOSS_ERR = _c(r"\b(\w*error)\b:\s*(?=.{0,200}?\bloss\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
+#: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``, SlowFast's
+#: ``RuntimeError: ERROR: Got NaN losses <time>``)
+LOSS_ERR = _c(r"\b(\w*error)\b:\s*(?=.{0,200}?\bloss(?:es)?\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
                r"\binf(?:inity)?\b|not finite|non-finite))")
 
 # ---- precision hints -------------------------------------------------------------------------

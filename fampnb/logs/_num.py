@@ -7,5 +7,8 @@ A module of its own that imports nothing: the doctor forks its reader processes 
 __all__ = ["NUM"]
 
 #: a number as logs print it: ints, floats, scientific, and the non-finite spellings ``nan``,
-#: ``-nan``, ``nan.0`` (Lightning bars), ``inf``, ``-inf``, ``infinity`` (searched lower-cased)
-NUM = r"[-+]?(?:nan(?:\.0+)?|inf(?:inity)?(?:\.0+)?|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
+#: ``-nan``, ``nan.0`` (Lightning bars), ``inf``, ``-inf``, ``infinity``, and ``nanxxx``/``infxxx``
+#: (a format's fill character after a non-finite value: PaddleOCR prints ``{:x<6f}``; a finite
+#: value there has six decimals, so only ``nan``/``inf`` get filled) (searched lower-cased)
+NUM = (r"[-+]?(?:nan(?:\.0+|x+)?|inf(?:inity)?(?:\.0+|x+)?|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
+       r"|\.\d+(?:[eE][-+]?\d+)?)")

@@ -61,6 +61,7 @@ from fampnb.logs._notation import json_field as _json_field
 from fampnb.logs._notation import row as _csv_row
 from fampnb.logs._notation import structured_head
 from fampnb.logs._steps import EPOCH as _EPOCH
+from fampnb.logs._steps import LEAD_EPOCH as _LEAD_EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
@@ -91,13 +92,17 @@ _GATE = GATE
 
 
 def _word_at(low: str, word: str) -> bool:
-    """Does ``word`` occur in ``low`` as a word (``nan`` but not ``nano``; ``inf`` not ``info``)?
-    A plain ``str.find`` loop: faster than a regex that starts with a look-behind."""
+    """Does ``word`` occur in ``low`` as a word (``nan`` but not ``nano``; ``inf`` not ``info``;
+    ``nanxxx`` is one: a format's fill, ``_num.NUM``)?  A plain ``str.find`` loop: faster than a
+    regex that starts with a look-behind."""
     i = low.find(word)
     n = len(word)
     while i >= 0:
         before = low[i - 1] if i else " "
-        after = low[i + n] if i + n < len(low) else " "
+        j = i + n
+        while j < len(low) and low[j] == "x":
+            j += 1
+        after = low[j] if j < len(low) else " "
         if not before.isalpha() and not (after.isalpha() and low[i:i + 8] != "infinity"):
             return True
         i = low.find(word, i + 1)
@@ -187,6 +192,10 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ep = _EPOCH.search(low)
         if ep:
             st.epoch = int(ep.group(1)[:6])
+    elif low[:1].isdigit() or low[:1] == " ":
+        ep = _LEAD_EPOCH.match(low)
+        if ep:
+            st.epoch = int(ep.group(1))
     out, ev = _emitter(text, line_no, st, step, total)
     if not _gate(low):
         _records(text, low, st, ev, out, step)

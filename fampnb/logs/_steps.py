@@ -7,7 +7,7 @@ import re
 
 from fampnb.logs._event import _c
 
-__all__ = ["step_of", "EPOCH"]
+__all__ = ["step_of", "EPOCH", "LEAD_EPOCH"]
 
 # ---- steps ---------------------------------------------------------------------------------
 _NAMED, _GROUP1 = 1, 2   # epoch handling of a step rule (0: none), see _STEP_RULES
@@ -28,6 +28,9 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*\[(?:\d|[=>.]{3})"), 1, 2, 0),
 )
 EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
+#: two bare counters before a record's first named field, ``print(epoch, i, "Loss=%.3f" % loss)``:
+#: ``333 154 Loss=nan Time=0.040``; the first is the epoch (the second counts within it)
+LEAD_EPOCH = _c(r"\s*(\d{1,6})\s+\d{1,9}\s+(?=[a-z_][\w./-]*\s*[:=]\s*[-+]?(?:\.?\d|nan|inf))")
 
 
 def _search_at(rx: re.Pattern[str], text: str, word: str) -> re.Match[str] | None:
