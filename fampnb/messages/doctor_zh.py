@@ -181,6 +181,10 @@ REASONS: list[tuple[str, str]] = [
      "下一条记录跳变（{jump}），片段随即结束，看不出尺度是否稳住"),
     ("NaN appears mid-run at step {step} (line {line}) and no dynamic scaler is at work ({why})",
      "训练中途第 {step} 步（第 {line} 行）出现 NaN，且没有动态缩放器在工作（{why}）"),
+    ("NaN appears mid-run at step {step} (line {line}) although a dynamic scaler is at work and no "
+     "overflow record precedes it: a bad batch (data) or a hidden overflow",
+     "训练中途第 {step} 步（第 {line} 行）出现 NaN，虽然有动态缩放器在工作，但之前没有任何 overflow 记录："
+     "可能是一个坏批次（数据），也可能是没有打印出来的上溢"),
     ("the loss scale is a constant 1.0 with no skipped steps", "尺度恒为 1.0，没有跳过的步"),
     ("the run is bf16", "这是 bf16 训练"),
     ("NaN appears mid-run at step {step} (line {line}) with no loss scaler visible in the log",
