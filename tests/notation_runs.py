@@ -363,6 +363,37 @@ def render_keras(run: Run) -> list[str]:
     return out
 
 
+@notation("keras3", scale=False)
+def render_keras3(run: Run) -> list[str]:
+    """Keras 3's Progbar written to a file (no dynamic display: one update per line), its colour
+    codes kept: bold counter, a bar of '━' in green and grey, bold ETA (keras/src/utils/progbar.py)."""
+    m = run.total_steps
+    digits = len(str(m))
+    out = ["Epoch 1/1"]
+    for r in run.records:
+        w = int(20 * r.step / m)
+        green = f"\x1b[32m{'━' * w}\x1b[0m" if w > 0 else ""
+        loss = f"{r.loss:.4f}" if not math.isfinite(r.loss) or abs(r.loss) > 1e-3 else f"{r.loss:.4e}"
+        out.append(f"\x1b[1m{r.step:{digits}d}/{m}\x1b[0m {green}\x1b[37m{'━' * (20 - w)}\x1b[0m "
+                   f"\x1b[1m{int((m - r.step) * 0.05)}s\x1b[0m 50ms/step - loss: {loss}")
+    return out
+
+
+def _rich_num(text: str) -> str:
+    """rich's ReprHighlighter: a number in bold cyan (``nan``/``inf`` are words to it, not numbers)."""
+    return text if text.lstrip("-").isalpha() else f"\x1b[1;36m{text}\x1b[0m"
+
+
+@notation("rich_log")
+def render_rich_log(run: Run) -> list[str]:
+    """rich's RichHandler on a terminal (a console copied with its codes, or a forced terminal):
+    dim time, blue level, the message with every number highlighted, the source in dim grey."""
+    return [f"\x1b[2;36m[{_clock(r.step):%m/%d/%y %H:%M:%S}]\x1b[0m\x1b[2;36m \x1b[0m\x1b[34mINFO    \x1b[0m "
+            f"step {_rich_num(str(r.step))} | loss {_rich_num(_py(r.loss))} | grad_norm "
+            f"{_rich_num(_py(r.grad_norm, '.3f'))} | loss_scale {_rich_num(f'{r.scale:g}')}      "
+            f"\x1b[2mtrain.py\x1b[0m\x1b[2m:\x1b[0m\x1b[2m88\x1b[0m" for r in run.records]
+
+
 @notation("tqdm_postfix")
 def render_tqdm_postfix(run: Run) -> list[str]:
     """tqdm (ascii=True, to a file) with set_postfix(loss=..., scale=...) (tqdm.format_num)."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from itertools import compress, count
 
+from fampnb.logs import _ansi
 from fampnb.logs._triggers import MESSAGE_WORDS
 from fampnb.logs._vocab import RECORD_WORDS
 from fampnb.logs._wrap import wrap_head
@@ -75,6 +76,7 @@ class Picker:
         self.lines_done = 0          # complete lines before the current block
         self.first_left = FIRST_RECORDS
         self.heads: set[bytes] = set()   # templates that end inside a wording (wrapped records)
+        self.coloured: set[bytes] = set()   # templates with terminal colour codes in them
         self.pick_first = False      # the previous block ended with a wrapped record's head
         self.owed = (0, 0)           # loss records still to pick after a rare line near the end
                                      # of the previous block, and lines left in its window
@@ -85,10 +87,15 @@ class Picker:
             cls.clear()
             self.counters.clear()
             self.heads.clear()
+            self.coloured.clear()
         for t in templates.difference(cls):
-            cls[t] = (_R if RARE.search(t) else _S if SCALE.search(t)
-                      else _L if LOSSY.search(t) else _O)
-            if wrap_head(t.rstrip(b"\r").decode("utf-8", "replace").lower()):
+            plain = t
+            if _ansi.coloured(t):         # classified as the readers will read it: uncoloured
+                plain = _ansi.strip(t)
+                self.coloured.add(t)
+            cls[t] = (_R if RARE.search(plain) else _S if SCALE.search(plain)
+                      else _L if LOSSY.search(plain) else _O)
+            if wrap_head(plain.rstrip(b"\r").decode("utf-8", "replace").lower()):
                 self.heads.add(t)
             if b"skipped=" in t:
                 self.counters.add(t)
@@ -236,7 +243,8 @@ class Picker:
         prev = self.last_scale
         for i, t in enumerate(lines):
             if t in scale_t:
-                m = SCALE.search(buf, offs[i], offs[i] + len(t))
+                m = (SCALE.search(_ansi.strip(buf[offs[i]:offs[i] + len(t)])) if t in self.coloured
+                     else SCALE.search(buf, offs[i], offs[i] + len(t)))
                 if m and m.group(1) != prev:
                     pick.add(i)
                     prev = m.group(1)

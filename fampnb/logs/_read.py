@@ -9,7 +9,8 @@ reader adds a ``note`` event (``rule="truncated"``) that the diagnosis turns int
 ``segments(source)`` yields ``(line_no, text)`` for every non-empty ``\\r``-separated part of every
 physical line, never holding more than one block plus ``MAX_LINE`` bytes (a 100 MB line without a
 newline is handed on in pieces with the same line number).  Each piece is decoded as UTF-8, and
-as Latin-1 when it is not valid UTF-8 (every byte is a character there: nothing is lost).
+as Latin-1 when it is not valid UTF-8 (every byte is a character there: nothing is lost); terminal
+colour codes are taken out (``fampnb.logs._ansi``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import os
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Union
+
+from fampnb.logs import _ansi
 
 __all__ = ["Source", "open_binary", "segments", "decode", "pieces", "Reader", "wrap", "utf16",
            "BLOCK", "MAX_LINE"]
@@ -33,7 +36,10 @@ _CUT = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
 def decode(data: bytes) -> str:
-    """UTF-8, else Latin-1 (a line from a Windows tool, or binary garbage: never an error)."""
+    """UTF-8, else Latin-1 (a line from a Windows tool, or binary garbage: never an error), without
+    terminal colour codes (``fampnb.logs._ansi``)."""
+    if b"\x1b" in data or b"[0m" in data:
+        data = _ansi.strip(data)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -24,8 +24,9 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     ("train:", _c(r"\btrain:\s*(\d+)\s*\[\s*(\d+)\s*/\s*(\d+)"), 2, 3, _GROUP1),  # timm train.py
     ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, 0),  # Step: 47, Step [4/9]
     ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, 0),
-    # tqdm " 378/2724 [00:01<", Keras "  3/226 [====>....." (a bar of = > . after the counter)
-    ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*\[(?:\d|[=>.]{3})"), 1, 2, 0),
+    # tqdm " 378/2724 [00:01<", Keras "  3/226 [====>....." (a bar of = > . after the counter),
+    # Keras 3 " 32/100 ━━━━━━" (its bar of box-drawing lines; its colour codes are gone by now)
+    ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*(?:\[(?:\d|[=>.]{3})|\u2501)"), 1, 2, 0),
 )
 EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
 #: two bare counters before a record's first named field, ``print(epoch, i, "Loss=%.3f" % loss)``:
