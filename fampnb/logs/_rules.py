@@ -62,6 +62,7 @@ from fampnb.logs._notation import row as _csv_row
 from fampnb.logs._notation import structured_head
 from fampnb.logs._steps import EPOCH as _EPOCH
 from fampnb.logs._steps import LEAD_EPOCH as _LEAD_EPOCH
+from fampnb.logs._steps import YOLO_EPOCH as _YOLO_EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
@@ -149,7 +150,28 @@ def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
                 return []
             return _segment(joined, head_line, st, False)
         return _segment(head, head_line, st, False) + parse_segment(text, line_no, st)
+    parts = _glued(text) if text.count("/") > 1 else None
+    if parts is not None:
+        out: list[Event] = []
+        for k, part in enumerate(parts):
+            out += _segment(part, line_no, st, k == len(parts) - 1)
+        return out
     return _segment(text, line_no, st, True)
+
+
+#: a progress update's counter (Keras ``  2/632 [....``, tqdm `` 23/27 [00:15<``)
+_UPDATE = re.compile(r"(?:^|(?<=\s))\d+/(\d+) \[(?:[=>.]{3}|\d)")
+
+
+def _glued(text: str) -> list[str] | None:
+    """A line that holds several progress updates of one bar (the carriage returns between them
+    lost in a paste: ``1/632 [...] - loss: 5.17 - ... 2/632 [...] - loss: nan``), cut before each
+    update's counter; None for a line with one update."""
+    found = list(_UPDATE.finditer(text))
+    if len(found) < 2 or len({m.group(1) for m in found}) != 1:
+        return None
+    cuts = [0] + [m.start() for m in found[1:]] + [len(text)]
+    return [text[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
 def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Event]:
@@ -193,7 +215,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         if ep:
             st.epoch = int(ep.group(1)[:6])
     elif low[:1].isdigit() or low[:1] == " ":
-        ep = _LEAD_EPOCH.match(low)
+        ep = _LEAD_EPOCH.match(low) or _YOLO_EPOCH.match(low)
         if ep:
             st.epoch = int(ep.group(1))
     out, ev = _emitter(text, line_no, st, step, total)

@@ -7,7 +7,7 @@ import re
 
 from fampnb.logs._event import _c
 
-__all__ = ["step_of", "EPOCH", "LEAD_EPOCH"]
+__all__ = ["step_of", "EPOCH", "LEAD_EPOCH", "YOLO_EPOCH"]
 
 # ---- steps ---------------------------------------------------------------------------------
 _NAMED, _GROUP1 = 1, 2   # epoch handling of a step rule (0: none), see _STEP_RULES
@@ -31,6 +31,9 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
 EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
 #: two bare counters before a record's first named field, ``print(epoch, i, "Loss=%.3f" % loss)``:
 #: ``333 154 Loss=nan Time=0.040``; the first is the epoch (the second counts within it)
+#: the epoch column that starts a YOLO training row (YOLOv5 ``16/999  7.38G  0.0343 ...``, 0-based;
+#: Ultralytics ``1/100  3.21G  1.234 ...``): ``epoch/epochs`` then the GPU memory
+YOLO_EPOCH = _c(r"\s*(\d{1,6})/\d{1,6}\s+\d+(?:\.\d+)?g\s")
 LEAD_EPOCH = _c(r"\s*(\d{1,6})\s+\d{1,9}\s+(?=[a-z_][\w./-]*\s*[:=]\s*[-+]?(?:\.?\d|nan|inf))")
 
 
