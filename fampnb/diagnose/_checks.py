@@ -95,11 +95,19 @@ def failed_backoffs(c: Case) -> Finding | None:
 
 
 def stuck_at_floor(c: Case) -> Finding | None:
+    """Overflow records with the scale already at the floor: two or more, or one whose scale is
+    a float 0 (``0.0``: halved to nothing, over a thousand halvings; an ``int()``-printed ``0``
+    is a scale somewhere below 1, and once decides nothing by itself)."""
     sc = c.acc.scale
-    if sc.floor_attempts < 2 or sc.floor_first is None or sc.floor_last is None:
+    if sc.floor_first is None or sc.floor_last is None:
         return None
     at = sc.floor_last.scale_before
-    shown = ("0 (printed as an integer: a scale below 1)" if at == 0
+    printed = sc.floor_last.text.lower().split("attempted loss scale:")[-1][:12]
+    nothing = at == 0 and "0." in printed
+    if sc.floor_attempts < 2 and not nothing:
+        return None
+    shown = ("0 (halved to nothing)" if nothing
+             else "0 (printed as an integer: a scale below 1)" if at == 0
              else fmt(at, sc.floor_last.scale_log2))
     c.evidence += [sc.floor_first, sc.floor_last]
     if at is not None and at < FLOOR:
@@ -247,20 +255,28 @@ ZERO_RECORDS = 3
 
 
 def loss_became_zero(c: Case) -> Finding | None:
-    """The loss collapsed to exactly 0 after non-zero records and stays there (the last
-    ``ZERO_RECORDS`` records or more, each written as an exact zero: ``0.0000e+00``, ``0.0``; a
-    ``0.0000`` can be a small loss rounded, see ``Event.exact_zero``): no healthy training, but an
-    underflow or a degenerate run.  ``no-scaler`` when the log states fp16 and shows no scaler."""
+    """The loss collapsed to exactly 0 after non-zero records and stays there, or is 0 on every
+    record (the last ``ZERO_RECORDS`` records or more, each written as an exact zero:
+    ``0.0000e+00``, ``0.0``; a ``0.0000`` can be a small loss rounded, see ``Event.exact_zero``):
+    no healthy training, but an underflow or a degenerate run.  ``no-scaler`` when the log states
+    fp16 and shows no scaler."""
     nan = c.acc.nan
     z = nan.zero_first
-    if nan.zero_run < ZERO_RECORDS or nan.zero_after < 1 or z is None:
+    if nan.zero_run < ZERO_RECORDS or z is None:
         return None
     sc, skip = c.acc.scale, c.acc.skip
     c.evidence += [nan.zero_first, nan.last_loss_ev]
     where = (f"step {z.step} (line {z.line_no})" if z.explicit or c.acc.log.steps_seen
              else f"line {z.line_no}")
-    said = (f"the loss became exactly 0 at {where}, after {nan.zero_after} non-zero record(s), and "
-            f"stays 0 on the last {nan.zero_run} records")
+    if nan.zero_after:
+        said = (f"the loss became exactly 0 at {where}, after {nan.zero_after} non-zero record(s), "
+                f"and stays 0 on the last {nan.zero_run} records")
+    else:   # no non-zero loss anywhere: 0 from the first record (HF Trainer's NaN runs read so)
+        f = nan.first_zero or z
+        first = (f"step {f.step} (line {f.line_no})" if f.explicit or c.acc.log.steps_seen
+                 else f"line {f.line_no}")
+        said = (f"the loss is exactly 0 on every finite record, from the first one at {first} "
+                f"(the last {nan.zero_run} in a row)")
     scaler = (sc.backoffs or sc.growths or sc.hyst or skip.count
               or any(v != 1.0 for v in sc.obs_values))
     if c.precision == "fp16" and not scaler:

@@ -87,12 +87,14 @@ class NanTracker:
         self.zero_run = 0                 # the last records in a row with a loss of exactly 0
         self.zero_first: Event | None = None
         self.zero_after = 0               # non-zero records before that run
+        self.first_zero: Event | None = None   # the first record with a loss of exactly 0
         self.loss_s, self.nmarks = Thin(), Thin(1024)
 
     def record(self, ev: Event, bad: bool, log: LogTracker) -> bool:
         """A loss record (``bad``: non-finite); True when it is the first NaN."""
         first = False
         if not bad and ev.loss == 0.0 and ev.exact_zero:
+            self.first_zero = self.first_zero or ev
             if self.zero_run == 0:
                 self.zero_first, self.zero_after = ev, self.nonzero
             self.zero_run += 1

@@ -21,6 +21,7 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     ("global", _c(r"\bglobal[ _]step['\"]?\s*[:=]?\s*(\d+)"), 1, 0, 0),          # insightface
     ("iter", _c(r"\biter(?:ation)?s?\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)"), 1, 2, _NAMED),  # iter [1/9]
     ("][", _c(r"\]\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, _NAMED),            # mmengine
+    ("](", _c(r"\]\(\s*(\d+)\s*/\s*(\d+)\s*\)"), 1, 2, _NAMED),            # Epoch:[1/3](300/5544)
     ("train:", _c(r"\btrain:\s*(\d+)\s*\[\s*(\d+)\s*/\s*(\d+)"), 2, 3, _GROUP1),  # timm train.py
     ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, 0),  # Step: 47, Step [4/9]
     ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, 0),

@@ -139,6 +139,7 @@ REASONS: list[tuple[str, str]] = [
      "缩放器卡在下限：{n} 条 overflow 记录（第 {first}-{last} 行）出现时尺度已经是 {scale}，"
      "无法再减半，每一步都被跳过"),
     ("{value} (printed as an integer: a scale below 1)", "{value}（按整数打印：尺度低于 1）"),
+    ("{value} (halved to nothing)", "{value}（已被减半到 0）"),
     ("the scale sits at its floor and the steps keep being skipped", "尺度停在下限，步骤一直被跳过"),
     ("the scaler hit its minimum and the run stopped: {text}", "缩放器到达下限，训练终止：{text}"),
     ("an error ends the log: {text}", "日志以一个错误结束：{text}"),
@@ -149,6 +150,19 @@ REASONS: list[tuple[str, str]] = [
      "line {line}) run straight into a loss that never recovers",
      "{n} 条连续的梯度范数非有限的记录（不打印日志的缩放器跳过的步，从第 {line} 行起）之后，"
      "loss 再也没有恢复"),
+    ("the loss is exactly 0 on every finite record, from the first one at {where} (the last {m} in "
+     "a row): the run is fp16 and shows no loss scaler, so the loss and gradients underflow to 0 "
+     "below fp16's smallest subnormal; add dynamic loss scaling (or train in bf16)",
+     "每一条有限的记录里 loss 都恰好是 0，从{where}的第一条起（最后 {m} 条连续为 0）：这是 fp16 训练且"
+     "看不到 loss 缩放器，loss 和梯度低于 fp16 最小的次正规数而下溢成 0；加上动态 loss 缩放（或改用 "
+     "bf16 训练）"),
+    ("the loss is exactly 0 on every finite record, from the first one at {where} (the last {m} in "
+     "a row): not healthy training but an underflow or a degenerate run. Check the precision (fp16 "
+     "without loss scaling flushes small losses and gradients to 0) and the labels and loss "
+     "function (empty or masked-out targets, a wrong reduction give an identical 0)",
+     "每一条有限的记录里 loss 都恰好是 0，从{where}的第一条起（最后 {m} 条连续为 0）：这不是健康的训练，"
+     "而是下溢或退化的训练。检查精度（没有 loss 缩放的 fp16 会把小的 loss 和梯度冲成 0），以及标签和"
+     "损失函数（空的或被全部遮掉的目标、错误的归约都会给出恒为 0）"),
     ("a mid-run backoff ({a} -> {b}, line {line}) that may be isolated or the start of a cascade: "
      "the excerpt ends right after it, so nothing shows that the scale held",
      "训练中途的一次回退（{a} -> {b}，第 {line} 行），可能是孤立的，也可能是连锁回退的开始："
