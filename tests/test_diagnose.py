@@ -516,6 +516,8 @@ CHAIN_CASES = {
     "bad-grad-jump-at-end": ("heldout3/ms-swift_ms-swift_2436.log", "unknown"),
     "loss-became-zero": ([f"step {k} loss={x}" for k, x in enumerate(["1.5", "0", "0", "0"])],
                          "unknown"),
+    "eval-nan-only": ([f"epoch {k} train_loss={1.0 / k:.4f} val_loss=nan" for k in range(1, 6)],
+                      "unknown"),
     "no-records": (["Epoch 1: starting", "done"], "unknown"),
     "healthy": ([_HF.format(2.0 - i / 100) for i in range(20)], "healthy"),
 }

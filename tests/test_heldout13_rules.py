@@ -1,6 +1,7 @@
-"""The general rules heldout13's misses led to, each on lines of its own (not the held-out files):
-an overflow record with the scale already at 0, a loss of exactly 0 on every record, and a step
-counter in parentheses after an epoch counter (``Epoch:[1/3](300/5544)``)."""
+"""The general rules heldout13's and heldout14's misses led to, each on lines of its own (not the
+held-out files): an overflow record with the scale already at 0, a loss of exactly 0 on every
+record, a step counter in parentheses after an epoch counter (``Epoch:[1/3](300/5544)``), and a NaN
+validation loss beside a finite training loss."""
 
 from __future__ import annotations
 
@@ -75,3 +76,26 @@ def test_a_step_counter_in_parentheses_after_the_epoch() -> None:
 def test_a_nan_in_the_first_steps_of_epoch_one_is_still_the_start() -> None:
     lines = [f"Epoch:[1/3]({s}/500) loss:nan lr:0.0001" for s in (1, 2, 3)]
     assert _both(lines).verdict == "data"
+
+
+# ---- (heldout14) a NaN validation loss beside a finite training loss ---------------------------
+def _epoch(k: int, val: str) -> str:
+    return (f"Epoch: {k:04d} train_loss= {0.5 / k:.5f} train_acc= 0.51 val_loss= {val} val_acc= 0.50 "
+            "time= 8.1")
+
+
+def test_nan_validation_beside_finite_training_is_its_own_finding() -> None:
+    lines = [_epoch(k, "nan") for k in range(1, 9)]
+    evs = [e for e in logs.parse(lines) if e.kind in ("loss", "nan")]
+    assert [(e.kind, e.rule) for e in evs] == [("loss", "loss-eval-nan")] * 8   # training is finite
+    d = _both(lines)
+    assert (d.verdict, d.check) == ("unknown", "eval-nan-only"), d.reason
+    assert "8 of 8 records" in d.reason and "evaluation" in d.reason
+
+
+def test_a_rare_nan_validation_or_a_training_nan_is_left_to_the_other_checks() -> None:
+    few = [_epoch(k, "nan" if k == 5 else "0.61") for k in range(1, 13)]
+    assert _both(few).check != "eval-nan-only"
+    train_nan = [_epoch(k, "nan") for k in range(1, 5)] + [
+        f"Epoch: {k:04d} train_loss= nan train_acc= 0.1 val_loss= nan" for k in range(5, 9)]
+    assert _both(train_nan).check != "eval-nan-only"

@@ -289,6 +289,28 @@ def loss_became_zero(c: Case) -> Finding | None:
                    "a wrong reduction give an identical 0)")
 
 
+#: records with a NaN validation loss (and a finite training loss) that make it the finding
+EVAL_NAN_RECORDS = 3
+
+
+def eval_nan_only(c: Case) -> Finding | None:
+    """The validation loss is NaN on most records while training never is (``train_loss= 0.0012
+    ... val_loss= nan``): not healthy, but not a training NaN either."""
+    nan = c.acc.nan
+    e = nan.eval_nan_first
+    if e is None or nan.first_nan is not None or nan.eval_nan < EVAL_NAN_RECORDS or \
+            2 * nan.eval_nan < nan.finite:
+        return None
+    c.evidence.append(e)
+    where = (f"step {e.step} (line {e.line_no})" if e.explicit or c.acc.log.steps_seen
+             else f"line {e.line_no}")
+    return Finding("unknown", f"the validation loss is NaN on {nan.eval_nan} of {nan.finite} "
+                   f"records, from {where}, while the training loss stays finite: the NaN comes "
+                   "from the evaluation, not from training. Check the validation data (an empty "
+                   "or broken split gives NaN) and whether the evaluation runs in a lower "
+                   "precision than training")
+
+
 def no_records(c: Case) -> Finding | None:
     acc = c.acc
     if not (acc.log.n == 0 or (acc.nan.finite == 0 and not acc.scale.runs and not acc.skip.count
@@ -323,6 +345,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("unheld-backoff", unheld_backoff),
     ("bad-grad-jump-at-end", bad_grad_jump_at_end),
     ("loss-became-zero", loss_became_zero),
+    ("eval-nan-only", eval_nan_only),
     ("no-records", no_records),
     ("healthy", healthy),
 )

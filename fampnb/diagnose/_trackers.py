@@ -88,11 +88,16 @@ class NanTracker:
         self.zero_first: Event | None = None
         self.zero_after = 0               # non-zero records before that run
         self.first_zero: Event | None = None   # the first record with a loss of exactly 0
+        self.eval_nan = 0                 # finite training records beside a non-finite validation
+        self.eval_nan_first: Event | None = None   # loss (``rule="loss-eval-nan"``), the first
         self.loss_s, self.nmarks = Thin(), Thin(1024)
 
     def record(self, ev: Event, bad: bool, log: LogTracker) -> bool:
         """A loss record (``bad``: non-finite); True when it is the first NaN."""
         first = False
+        if ev.rule == "loss-eval-nan":
+            self.eval_nan += 1
+            self.eval_nan_first = self.eval_nan_first or ev
         if not bad and ev.loss == 0.0 and ev.exact_zero:
             self.first_zero = self.first_zero or ev
             if self.zero_run == 0:

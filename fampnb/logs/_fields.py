@@ -113,6 +113,10 @@ def hf_fields(found: list[tuple[str, str]], st: LineState, ev: object) -> bool:
     return True
 
 
+#: the name of an evaluation's metric (``val_loss``, ``eval/loss``, ``valid loss``, ``test_loss``)
+_EVAL = re.compile(r"(?:val|valid|validation|eval|evaluation|test|dev)[_/ ]")
+
+
 def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -> None:
     """A record in any ``key <sep> value`` notation (``fampnb.logs._notation``), its fields given
     roles by the vocabulary (``fampnb.logs._vocab``)."""
@@ -150,7 +154,12 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
         fw = "insightface"
     if loss is not None:
         kind = "nan" if not math.isfinite(loss) else "loss"
-        ev(kind, fw, "loss", loss=loss, grad_norm=gnorm, scale_after=scale,
+        # a finite training loss beside a non-finite validation loss (``train_loss= 0.0012 ...
+        # val_loss= nan``): the record says so by its rule (the NaN is the evaluation's)
+        rule = "loss" if kind == "nan" or not any(
+            _EVAL.match(k) and not math.isfinite(x) for k, x in nums.items() if role(k) == "loss"
+        ) else "loss-eval-nan"
+        ev(kind, fw, rule, loss=loss, grad_norm=gnorm, scale_after=scale,
            scale_log2=lg2, epoch=rec.get("epoch"), exact_zero=loss == 0.0 and zero_written(fields),
            **named)  # type: ignore[operator]
     elif gnorm is not None and not math.isfinite(gnorm):
