@@ -30,11 +30,11 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*(?:\[(?:\d|[=>.]{3})|\u2501)"), 1, 2, 0),
 )
 EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
-#: two bare counters before a record's first named field, ``print(epoch, i, "Loss=%.3f" % loss)``:
-#: ``333 154 Loss=nan Time=0.040``; the first is the epoch (the second counts within it)
 #: the epoch column that starts a YOLO training row (YOLOv5 ``16/999  7.38G  0.0343 ...``, 0-based;
 #: Ultralytics ``1/100  3.21G  1.234 ...``): ``epoch/epochs`` then the GPU memory
 YOLO_EPOCH = _c(r"\s*(\d{1,6})/\d{1,6}\s+\d+(?:\.\d+)?g\s")
+#: two bare counters before a record's first named field, ``print(epoch, i, "Loss=%.3f" % loss)``:
+#: ``333 154 Loss=nan Time=0.040``; the first is the epoch (the second counts within it)
 LEAD_EPOCH = _c(r"\s*(\d{1,6})\s+\d{1,9}\s+(?=[a-z_][\w./-]*\s*[:=]\s*[-+]?(?:\.?\d|nan|inf))")
 
 
