@@ -9,6 +9,7 @@ through the app API, assertions on text widgets (never on canvas pixels).
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import os
 import re
@@ -216,6 +217,34 @@ class LabServer:
         return text[-chars:]
 
 
+_AWAITS = itertools.count()
+
+
+def await_js(page: Any, fn: str, arg: Any = None, timeout_ms: int = TIMEOUT_MS) -> Any:
+    """The value of the async JS function ``fn`` called with ``arg`` in the page, its promise held
+    on ``window`` until it settles, then read by polling.  (An evaluate that awaits the promise
+    itself leaves V8 only a weak handle on it: a promise that waits on JupyterLab for long can be
+    collected, and playwright then fails with "Resulting promise was garbage collected".)  A
+    rejection raises ``RuntimeError`` with its message."""
+    key = f"__fampnbAwait{next(_AWAITS)}"
+    page.evaluate(f"""([key, arg]) => {{
+        const fn = {fn};
+        window[key] = {{done: false}};
+        window[key + 'Promise'] = Promise.resolve().then(() => fn(arg)).then(
+            (value) => {{ window[key] = {{done: true, value: value}}; }},
+            (err) => {{ window[key] = {{done: true, error: String(err)}}; }});
+    }}""", [key, arg])
+    page.wait_for_function("(key) => window[key].done", arg=key, timeout=timeout_ms)
+    out = page.evaluate("""(key) => {
+        const r = window[key];
+        delete window[key]; delete window[key + 'Promise'];
+        return r;
+    }""", key)
+    if "error" in out:
+        raise RuntimeError(out["error"])
+    return out.get("value")
+
+
 def html_to_text(page: Any, markup: str) -> str:
     """What the browser shows for ``markup`` (rendered in a detached element), whitespace
     normalized."""
@@ -255,8 +284,8 @@ class LabPage:
                                     "'#jp-main-statusbar')")
         self.page.wait_for_function("() => window.jupyterapp.restored !== undefined")
         # all the width for the notebook (no file browser beside it)
-        self.page.evaluate("async () => { await window.jupyterapp.restored; "
-                           "window.jupyterapp.shell.collapseLeft(); }")
+        await_js(self.page, "async () => { await window.jupyterapp.restored; "
+                            "window.jupyterapp.shell.collapseLeft(); }")
         return self
 
     def _on_websocket(self, ws: Any) -> None:
@@ -303,7 +332,7 @@ class NotebookPage:
         """Open the notebook in the page, make it the current tab, wait until its kernel is idle."""
         from playwright.sync_api import expect
 
-        self.panel_id = self.page.evaluate("""async (path) => {
+        self.panel_id = await_js(self.page, """async (path) => {
             const app = window.jupyterapp;
             const w = await app.commands.execute('docmanager:open',
                                                  {path: path, factory: 'Notebook'});
@@ -361,7 +390,7 @@ class NotebookPage:
 
         Sent as a silent ``user_expressions`` request: no execution count, no output, no history.
         """
-        r = self.page.evaluate("""async ([id, expr]) => {
+        r = await_js(self.page, """async ([id, expr]) => {
             const app = window.jupyterapp;
             let panel = null;
             for (const w of app.shell.widgets('main')) { if (w.id === id) { panel = w; break; } }
@@ -433,7 +462,7 @@ class NotebookPage:
         """Run ``code`` in this notebook's kernel as a silent request (no output, no execution
         count); returns the page time (``performance.now()``) at which it was sent.  ``wait``:
         wait for the reply and fail unless it is ok."""
-        r = self.page.evaluate("""async ([id, code, wait]) => {
+        r = await_js(self.page, """async ([id, code, wait]) => {
             const app = window.jupyterapp;
             for (const w of app.shell.widgets('main')) {
                 if (w.id !== id) continue;
@@ -582,7 +611,7 @@ class NotebookPage:
         if self.page.is_closed() or not self.panel_id:
             return
         try:
-            self.page.evaluate("""async (id) => {
+            await_js(self.page, """async (id) => {
                 const app = window.jupyterapp;
                 for (const w of app.shell.widgets('main')) {
                     if (w.id !== id) continue;
