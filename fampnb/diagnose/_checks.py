@@ -102,8 +102,8 @@ def stuck_at_floor(c: Case) -> Finding | None:
     if sc.floor_first is None or sc.floor_last is None:
         return None
     at = sc.floor_last.scale_before
-    printed = sc.floor_last.text.lower().split("attempted loss scale:")[-1][:12]
-    nothing = at == 0 and "0." in printed
+    _, marker, printed = sc.floor_last.text.lower().partition("attempted loss scale:")
+    nothing = at == 0 and bool(marker) and printed.lstrip().startswith("0.")
     if sc.floor_attempts < 2 and not nothing:
         return None
     shown = ("0 (halved to nothing)" if nothing
@@ -250,6 +250,12 @@ def bad_grad_jump_at_end(c: Case) -> Finding | None:
                    "scaler to skip it); nothing after it shows which")
 
 
+def _where(ev: Event, c: Case) -> str:
+    """``step N (line L)`` where the log counts steps, else ``line L``."""
+    return (f"step {ev.step} (line {ev.line_no})" if ev.explicit or c.acc.log.steps_seen
+            else f"line {ev.line_no}")
+
+
 #: records in a row, at the end of the log, with a loss written as an exact 0
 ZERO_RECORDS = 3
 
@@ -266,16 +272,13 @@ def loss_became_zero(c: Case) -> Finding | None:
         return None
     sc, skip = c.acc.scale, c.acc.skip
     c.evidence += [nan.zero_first, nan.last_loss_ev]
-    where = (f"step {z.step} (line {z.line_no})" if z.explicit or c.acc.log.steps_seen
-             else f"line {z.line_no}")
+    where = _where(z, c)
     if nan.zero_after:
         said = (f"the loss became exactly 0 at {where}, after {nan.zero_after} non-zero record(s), "
                 f"and stays 0 on the last {nan.zero_run} records")
     else:   # no non-zero loss anywhere: 0 from the first record (HF Trainer's NaN runs read so)
-        f = nan.first_zero or z
-        first = (f"step {f.step} (line {f.line_no})" if f.explicit or c.acc.log.steps_seen
-                 else f"line {f.line_no}")
-        said = (f"the loss is exactly 0 on every finite record, from the first one at {first} "
+        said = (f"the loss is exactly 0 on every finite record, from the first one at "
+                f"{_where(nan.first_zero or z, c)} "
                 f"(the last {nan.zero_run} in a row)")
     scaler = (sc.backoffs or sc.growths or sc.hyst or skip.count
               or any(v != 1.0 for v in sc.obs_values))
@@ -302,10 +305,8 @@ def eval_nan_only(c: Case) -> Finding | None:
             2 * nan.eval_nan < nan.finite:
         return None
     c.evidence.append(e)
-    where = (f"step {e.step} (line {e.line_no})" if e.explicit or c.acc.log.steps_seen
-             else f"line {e.line_no}")
     return Finding("unknown", f"the validation loss is NaN on {nan.eval_nan} of {nan.finite} "
-                   f"records, from {where}, while the training loss stays finite: the NaN comes "
+                   f"records, from {_where(e, c)}, while the training loss stays finite: the NaN comes "
                    "from the evaluation, not from training. Check the validation data (an empty "
                    "or broken split gives NaN) and whether the evaluation runs in a lower "
                    "precision than training")

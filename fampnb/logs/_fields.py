@@ -154,11 +154,12 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
         fw = "insightface"
     if loss is not None:
         kind = "nan" if not math.isfinite(loss) else "loss"
-        # a finite training loss beside a non-finite validation loss (``train_loss= 0.0012 ...
-        # val_loss= nan``): the record says so by its rule (the NaN is the evaluation's)
-        rule = "loss" if kind == "nan" or not any(
-            _EVAL.match(k) and not math.isfinite(x) for k, x in nums.items() if role(k) == "loss"
-        ) else "loss-eval-nan"
+        rule = "loss"
+        if kind == "loss" and any(not math.isfinite(x) and _EVAL.match(k) and role(k) == "loss"
+                                  for k, x in nums.items()):
+            # a finite training loss beside a non-finite validation loss (``train_loss= 0.0012
+            # ... val_loss= nan``): the record says so by its rule (the NaN is the evaluation's)
+            rule = "loss-eval-nan"
         ev(kind, fw, rule, loss=loss, grad_norm=gnorm, scale_after=scale,
            scale_log2=lg2, epoch=rec.get("epoch"), exact_zero=loss == 0.0 and zero_written(fields),
            **named)  # type: ignore[operator]

@@ -38,7 +38,7 @@ _CUT = (EOFError, zlib.error, gzip.BadGzipFile)
 def decode(data: bytes) -> str:
     """UTF-8, else Latin-1 (a line from a Windows tool, or binary garbage: never an error), without
     terminal colour codes (``fampnb.logs._ansi``)."""
-    if b"\x1b" in data or b"[0m" in data:
+    if _ansi.coloured(data):
         data = _ansi.strip(data)
     try:
         return data.decode("utf-8")
