@@ -50,6 +50,7 @@ from collections.abc import Iterable
 from fampnb.diagnose._accumulate import Accumulator
 from fampnb.diagnose._decide import decide
 from fampnb.diagnose._diagnosis import PRECISIONS, VERDICTS, Diagnosis
+from fampnb.diagnose._ranks import RankSeries
 from fampnb.logs import Event
 
 __all__ = ["Diagnosis", "diagnose", "VERDICTS", "PRECISIONS"]
@@ -65,9 +66,14 @@ def diagnose(events: Iterable[Event], precision: str | None = None) -> Diagnosis
         precision = {"float32": "fp32", "half": "fp16"}.get(precision, precision)
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    acc = Accumulator()
+    acc, ranks = Accumulator(), RankSeries()
     for ev in events:
         acc.feed(ev)
+        ranks.feed(ev)
     from fampnb.localize import localize  # reason/advice/caveats in the chosen language
 
-    return localize(decide(acc, acc.close(precision)))
+    split = ranks.disagree(acc)
+    read = ranks.series(split[0][0]) if split else None
+    if split and read is not None:      # the ranks disagree: read one that shows the NaN
+        return localize(decide(read, read.close(precision), split))
+    return localize(decide(acc, acc.close(precision), split))

@@ -50,6 +50,7 @@ class Case:
     unheld: list[Run] = field(default_factory=list)
     evidence: list[Event | None] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
+    ranks: tuple[list[int], list[int]] | None = None   # (with a NaN, without) where they disagree
 
     @classmethod
     def of(cls, acc: Accumulator, precision: str | None) -> Case:

@@ -35,11 +35,11 @@ def _caveats(c: Case, verdict: str) -> None:
     if acc.skip.scaler_skip is not None and acc.precision.ev is acc.skip.scaler_skip:
         caveats.append(CAVEATS["inferred-fp16"])
         c.evidence.append(acc.skip.scaler_skip)
-    bad = sorted(r for r, b in acc.log.rank_nan.items() if b)
-    if bad and len(bad) < len(acc.log.rank_nan):
-        good = sorted(r for r, b in acc.log.rank_nan.items() if not b)
+    if c.ranks is not None:
+        bad, good = c.ranks
         caveats.append(CAVEATS["ranks-disagree"].format(bad=", ".join(map(str, bad[:8])),
-                                                        good=", ".join(map(str, good[:8]))))
+                                                        good=", ".join(map(str, good[:8])),
+                                                        read=bad[0]))
     if "truncated" in acc.log.notes:
         caveats.append(CAVEATS["truncated"])
 
@@ -55,8 +55,12 @@ def _evidence(events: list[Event | None]) -> list[Event]:
     return out[:16]
 
 
-def decide(acc: Accumulator, precision: str | None) -> Diagnosis:
+def decide(acc: Accumulator, precision: str | None,
+           ranks: tuple[list[int], list[int]] | None = None) -> Diagnosis:
+    """The diagnosis of ``acc``; ``ranks``: the ranks with and without a NaN loss where they
+    disagree (``acc`` is then the series of the first of them, ``fampnb.diagnose._ranks``)."""
     case = Case.of(acc, precision)
+    case.ranks = ranks
     name, found = run_checks(case)
     verdict = found.verdict
     _caveats(case, verdict)

@@ -104,7 +104,7 @@ CAVEATS: dict[str, str] = {
         "lines before the cut; what came after it is unknown."),
     "ranks-disagree": (
         "The ranks disagree: rank(s) {bad} show a NaN loss, rank(s) {good} do not; the verdict "
-        "reads all ranks as one run (a NaN on one rank only points at its data shard or its "
+        "reads rank {read}'s own records (a NaN on one rank only points at its data shard or its "
         "device)."),
     "misuse": (
         "An API misuse error is in the log (e.g. fp16 parameters with GradScaler, unscale_/step "

@@ -229,9 +229,9 @@ def log2_scale(x: float) -> float:
 
 
 def kv_values(fields: dict[str, str]) -> tuple[float | None, float | None, float | None,
-                                               int | None, float | None]:
-    """``(loss, grad_norm, scale, step, scale_log2)`` of a record given as ``{key: value text}``
-    (``scale_log2``: the printed base-2 logarithm, where the scale is printed as one)."""
+                                               int | None, float | None, float | None]:
+    """``(loss, grad_norm, scale, step, scale_log2, epoch)`` of a record given as ``{key: value
+    text}`` (``scale_log2``: the printed base-2 logarithm, where the scale is printed as one)."""
     nums: dict[str, float] = {}
     for k, v in fields.items():
         x = _num(v)
@@ -243,4 +243,7 @@ def kv_values(fields: dict[str, str]) -> tuple[float | None, float | None, float
     step_v = rec.get("step")
     step = int(step_v) if step_v is not None and math.isfinite(step_v) and 0 <= step_v < 1e15 \
         else None
-    return rec.get("loss"), rec.get("grad_norm"), scale, step, lg2
+    epoch = rec.get("epoch")
+    if epoch is not None and not (math.isfinite(epoch) and 0 <= epoch < 1e9):
+        epoch = None
+    return rec.get("loss"), rec.get("grad_norm"), scale, step, lg2, epoch

@@ -135,10 +135,24 @@ def _split(text: str, delim: str) -> list[str]:
     return [c.strip().strip("'\"").strip() for c in cells]
 
 
+#: YOLO's epoch table (YOLOv3/v5/v7 ``train.py``: ``Epoch  gpu_mem  box  obj  cls  total  labels
+#: img_size``) names its mean loss components bare: under a ``gpu_mem`` column they are losses
+#: (``total``: their sum, the total loss)
+_YOLO_LOSSES = {"box": "box_loss", "obj": "obj_loss", "cls": "cls_loss", "giou": "giou_loss",
+                "seg": "seg_loss", "l1": "l1_loss", "total": "loss"}
+
+
+def _yolo(cells: list[str]) -> list[str]:
+    if "gpu_mem" not in cells:
+        return cells
+    return [_YOLO_LOSSES.get(c, c) for c in cells]
+
+
 def header(low: str) -> tuple[str, list[str]] | None:
     """``(delimiter, names)`` when the lower-cased line is a header row: two or more names (no
     numbers), split by one delimiter (tab, comma, semicolon, ``|``, or runs of spaces), at least
-    one of them a loss, loss scale or grad norm and another a step, epoch or a second metric."""
+    one of them a loss, loss scale or grad norm and another a step, epoch or a second metric.
+    YOLO's bare loss columns are named as the losses they are (``_YOLO_LOSSES``)."""
     s = low.strip()
     if len(s) > 2000 or not s or _NOT_HEADER.search(s):
         return None
@@ -150,6 +164,7 @@ def header(low: str) -> tuple[str, list[str]] | None:
         cells = _split(s, delim)
         if len(cells) < 2 or not all(cells) or not all(_CELL.match(c) for c in cells):
             continue
+        cells = _yolo(cells)
         roles = [role(c) for c in cells]
         if any(r in ("loss", "scale", "log2_scale", "grad_norm", "ppl") for r in roles) and \
                 sum(r is not None for r in roles) >= 2:

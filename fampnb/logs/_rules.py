@@ -199,7 +199,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         return flushed
     if flushed:
         return flushed + _segment(text, line_no, st, may_wrap)
-    if "loss" in low or "scale" in low or "norm" in low or "ppl" in low or "xent" in low:
+    if ("loss" in low or "scale" in low or "norm" in low or "ppl" in low or "xent" in low
+            or "gpu_mem" in low):
         head = _header(low)
         if head is not None:
             st.header = head
@@ -421,14 +422,17 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
         return []
     fields, line_no = st.table, st.table_line
     st.table = {}
-    loss, gnorm, scale, step, lg2 = _kv_values(fields)
+    loss, gnorm, scale, step, lg2, epoch = _kv_values(fields)
     if step is not None:
         st.step = step
+    if epoch is not None and epoch == int(epoch):
+        st.epoch = int(epoch)       # (a table's epoch column: YOLO's ``36/299``, a CSV's)
     cur = step if step is not None else (st.step if st.step is not None else line_no)
     text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
     kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule=rule,
               explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale,
-              scale_log2=lg2, exact_zero=loss == 0.0 and _zero_written(fields))
+              scale_log2=lg2, epoch=epoch if epoch is not None else st.epoch,
+              exact_zero=loss == 0.0 and _zero_written(fields))
     if scale is not None:
         st.scale = scale
     if loss is not None:

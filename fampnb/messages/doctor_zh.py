@@ -91,7 +91,7 @@ CAVEATS: dict[str, str] = {
     "truncated": (
         "文件被截断了（一个提前结束的压缩日志）：判定依据截断之前的行；之后发生了什么无从得知。"),
     "ranks-disagree": (
-        "各 rank 不一致：rank {bad} 出现 NaN loss，rank {good} 没有；判定把所有 rank 当作一次训练来读"
+        "各 rank 不一致：rank {bad} 出现 NaN loss，rank {good} 没有；判定读的是 rank {read} 自己的记录"
         "（只有一个 rank 出 NaN，问题指向它的数据分片或它的设备）。"),
     "misuse": (
         "日志里有 API 误用错误（例如 fp16 参数配 GradScaler、unscale_/step 调用了两次、用融合优化器"
