@@ -493,6 +493,10 @@ CHAIN_CASES = {
     "min-scale-error": ("heldout7/icefall-amp_ZipVoice_17.log", "overflow"),
     "failed-backoffs": ("heldout/apex_apex_715.log", "overflow"),
     "stuck-at-floor": ("heldout/deepspeed_DeepSpeed_697.log", "overflow"),
+    "overflow-at-fixed-scale": ([line for k, x in enumerate(["11.7", "8.8", "8712.6"], 1)
+                                 for line in ("overflow, drop step, loss scale adjust to 1024.0",
+                                              f"Epoch 1/200, Step {k}00/3995, loss: {x}")],
+                                "overflow"),
     "skipping-at-floor": ([_HF.format(2.0 - i / 100) for i in range(5)]
                           + ["[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 2, "
                              "reducing to 1"] + [_HF.format(1.9 - i / 100) for i in range(4)]

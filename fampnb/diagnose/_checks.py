@@ -24,6 +24,7 @@ from fampnb.diagnose._judge import (
     scale_holds,
     stuck_skipping,
 )
+from fampnb.diagnose._limits import SAID_AT_MINIMUM
 from fampnb.diagnose._text import CAVEATS
 from fampnb.logs import Event
 
@@ -98,14 +99,16 @@ def failed_backoffs(c: Case) -> Finding | None:
 def stuck_at_floor(c: Case) -> Finding | None:
     """Overflow records with the scale already at the floor: two or more, or one whose scale is
     a float 0 (``0.0``: halved to nothing, over a thousand halvings; an ``int()``-printed ``0``
-    is a scale somewhere below 1, and once decides nothing by itself)."""
+    is a scale somewhere below 1, and once decides nothing by itself), or one that says so
+    (Marian's ``cost-scaling factor ... is already at minimum``)."""
     sc = c.acc.scale
     if sc.floor_first is None or sc.floor_last is None:
         return None
     at = sc.floor_last.scale_before
     _, marker, printed = sc.floor_last.text.lower().partition("attempted loss scale:")
     nothing = at == 0 and bool(marker) and printed.lstrip().startswith("0.")
-    if sc.floor_attempts < 2 and not nothing:
+    said = sc.floor_last.rule in SAID_AT_MINIMUM
+    if sc.floor_attempts < 2 and not nothing and not said:
         return None
     shown = ("0 (halved to nothing)" if nothing
              else "0 (printed as an integer: a scale below 1)" if at == 0
@@ -113,10 +116,33 @@ def stuck_at_floor(c: Case) -> Finding | None:
     c.evidence += [sc.floor_first, sc.floor_last]
     if at is not None and at < FLOOR:
         c.caveats.append(CAVEATS["below-one"])
-    return Finding("overflow", f"the scaler is stuck at its floor: {sc.floor_attempts} overflow "
-                   f"records (lines {sc.floor_first.line_no}-{sc.floor_last.line_no}) with the "
-                   f"scale already at {shown}, so it cannot halve any further and every step is "
+    records = (f"{sc.floor_attempts} overflow records (lines {sc.floor_first.line_no}-"
+               f"{sc.floor_last.line_no})" if sc.floor_attempts > 1
+               else f"1 overflow record (line {sc.floor_last.line_no})")
+    return Finding("overflow", f"the scaler is stuck at its floor: {records} with the scale "
+                   f"already at {shown}, so it cannot halve any further and every step is "
                    "skipped", "certain" if sc.floor_attempts >= 3 else "likely")
+
+
+#: overflow records in a row at one unchanged scale that make it the finding
+FIXED_RECORDS = 3
+
+
+def overflow_at_fixed_scale(c: Case) -> Finding | None:
+    """Overflow records, again and again, that print the same scale after the overflow
+    (MindSpore's ``overflow, still update, loss scale adjust to 1024.0``): the scale never falls
+    (a static scale), so the steps keep overflowing; with ``still update`` they are applied."""
+    skip = c.acc.skip
+    if skip.fixed_n < FIXED_RECORDS or not skip.fixed:
+        return None
+    first, last = skip.fixed[0], skip.fixed[-1]
+    applied = last.rule.endswith("-applied")
+    c.evidence += [first, last, c.acc.nan.last_loss_ev]
+    return Finding("overflow", f"{skip.fixed_n} overflow records in a row (lines {first.line_no}-"
+                   f"{last.line_no}) at an unchanging loss scale of {fmt(first.scale_after)}: the "
+                   "scale never falls (a static scale), so the steps keep overflowing"
+                   + ("; the framework applies the overflowed steps instead of skipping them "
+                      "(overflow_still_update)" if applied else ""))
 
 
 def skipping_at_floor(c: Case) -> Finding | None:
@@ -334,6 +360,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("min-scale-error", min_scale_error),
     ("failed-backoffs", failed_backoffs),
     ("stuck-at-floor", stuck_at_floor),
+    ("overflow-at-fixed-scale", overflow_at_fixed_scale),
     ("skipping-at-floor", skipping_at_floor),
     ("skipping-forever", skipping_forever),
     ("silent-skips-into-nan", silent_skips_into_nan),

@@ -8,7 +8,7 @@ import math
 from fampnb.logs import Event
 
 __all__ = ["EARLY_STEPS", "EARLY_EPOCH", "NEAR_RECORDS", "CALIBRATION_FLOOR", "FLOOR", "CAP",
-           "TARGET_ONLY", "ENDING_RULES", "Thin", "early", "pow2"]
+           "TARGET_ONLY", "SAID_AT_MINIMUM", "ENDING_RULES", "Thin", "early", "pow2"]
 
 EARLY_STEPS = 100          # a NaN at or before this step (or within 5% of the run) is "at the start"
 EARLY_EPOCH = 0.05         # ... or an HF record at or before this epoch (with no step counter)
@@ -19,7 +19,9 @@ CAP = 4096                 # points kept per plotted series
 #: backoff wordings that print only the new scale (the reader fills ``scale_before`` from the
 #: last one printed, which misses any growth in between)
 TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overflow",
-                         "colossalai-backoff"})
+                         "colossalai-backoff", "marian-backoff"})
+#: overflow records that say the scale is at its minimum: one is enough to be stuck there
+SAID_AT_MINIMUM = frozenset({"marian-at-minimum"})
 #: NaN messages that end a run (no step of their own): see ``early``
 ENDING_RULES = frozenset({"tf-nan-loss", "anomaly"})
 

@@ -113,7 +113,8 @@ CAVEATS: dict[str, str] = {
 }
 
 #: frameworks whose scaler prints nothing on a skipped step
-SILENT = frozenset({"torch", "hf", "lightning", "keras", "mmengine", "insightface", "generic"})
+SILENT = frozenset({"torch", "hf", "lightning", "keras", "mmengine", "insightface", "generic",
+                    "marian"})     # (Marian's cost scaling logs at the debug level since 1.11)
 
 FRAMEWORK_HINTS: dict[str, str] = {
     "deepspeed": "DeepSpeed: fp16.min_loss_scale / fp16.loss_scale (static) / bf16.enabled in the "

@@ -188,7 +188,8 @@ class GradTracker:
 #: skip messages that state an overflow: the scaler (or the optimizer's finiteness check) dropped
 #: the step because its gradients were not finite
 OVERFLOW_SKIPS = frozenset({"ds-overflow-noscale", "ds-grad-overflow", "apex-skip",
-                            "fairseq-amp-skip", "colossalai-skip"})
+                            "fairseq-amp-skip", "colossalai-skip", "mindspore-overflow",
+                            "mindspore-overflow-applied"})
 #: skip messages that only an fp16 loss scaler prints (never a bf16 or fp32 run)
 SCALER_SKIPS = frozenset({"lr-frozen", "colossalai-skip"})
 
@@ -196,8 +197,9 @@ SCALER_SKIPS = frozenset({"lr-frozen", "colossalai-skip"})
 class SkipTracker:
     """Skipped steps: how many (``count``), by which rule, by a counter (DeepSpeed ``skipped=``,
     Megatron's skipped iterations: intervals skipped in full), at the floor, one that only an
-    fp16 scaler skips (``scaler_skip``), the first message stating an overflow (``overflow``), and
-    a skip counter that read 0 (before/after a NaN)."""
+    fp16 scaler skips (``scaler_skip``), the first message stating an overflow (``overflow``),
+    a skip counter that read 0 (before/after a NaN), and the overflow messages in a row that print
+    one unchanged scale (``fixed``: the first and the last, ``fixed_n`` of them)."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -211,6 +213,8 @@ class SkipTracker:
         self.full_skip_ev: Event | None = None
         self.counter_zero = False         # a skip counter read 0
         self.zero_skips_after_nan = False  # ... and still read 0 after the first NaN
+        self.fixed: list[Event] = []
+        self.fixed_n = 0
 
     def zero(self, after_nan: bool) -> None:
         """A skip counter at zero: no dynamic scaler has skipped a step so far (reference §7: the
@@ -231,6 +235,11 @@ class SkipTracker:
             self.scaler_skip = self.scaler_skip or ev
         if ev.rule in OVERFLOW_SKIPS:
             self.overflow = self.overflow or ev
+            if ev.scale_after is None or not self.fixed or \
+                    self.fixed[0].scale_after != ev.scale_after:
+                self.fixed, self.fixed_n = ([ev] if ev.scale_after is not None else []), 1
+            else:
+                self.fixed, self.fixed_n = [self.fixed[0], ev], self.fixed_n + 1
 
     def counted_on_record(self, ev: Event) -> None:
         """Megatron's loss record with its skipped-iterations counter, and counter records:

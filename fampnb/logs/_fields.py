@@ -31,6 +31,10 @@ _HF_FIELD = _c(r"'(loss|grad_norm|learning_rate|epoch|train_loss|eval_loss)':\s*
 _FAIRSEQ_SUMMARY = re.compile(r"\| (?:train|valid|train_inner) \||^\| epoch \d+ \|")
 _GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d")
 
+#: Marian's training record: ``Ep. 8 : Up. 535500 : Sen. 94,495,934 : Cost nan : ...``
+_MARIAN = re.compile(r"\bep\. \d+ : up\. \d+ :")
+
+
 def framework_of(text: str, default: str) -> str:
     low = text.lower()
     if "mmengine" in low or "mmdet" in low:
@@ -41,6 +45,8 @@ def framework_of(text: str, default: str) -> str:
         return "fairseq"
     if _GLOG.match(text):
         return "caffe" if ".cpp:" in text else "keras"   # glog: Caffe's C++, else TF/absl
+    if "up. " in low and _MARIAN.search(low):
+        return "marian"
     return default
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fampnb.logs._event import _c
 from fampnb.logs._num import NUM as _NUM
 
-__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "SCALE_SMALL", "LOSS_ERR", "PREC"]
 
 # ---- scaler records (can occur several times per segment) ---------------------------------
 ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
@@ -51,6 +51,21 @@ CAI_SKIP = _c(r"found\s+inf\s+during\s+shardedoptimv2\s+step|found\s+overflow\.\
 #: is adjusted to X`` (a growth); only the new scale is printed
 CAI_SCALE = _c(r"(no\s+overflow\s+for\s+consecutive\s*\d+\s*steps|overflow\s+occurs),\s*the\s+loss\s+"
                r"scale\s+is\s+adjusted\s+to\s*(" + _NUM + ")")
+#: Marian's cost scaling (``src/training/graph_group.cpp``; only the new factor is printed):
+#: ``NaN/Inf percentage 0.70 in 10 gradient updates, reducing cost-scaling factor to 16384``,
+#: ``Seen NaN/Inf after 3 gradient updates. Reduced cost-scaling factor to 8192`` (``... to minimum
+#: 1. Pruning NaNs now.``), ``No NaN/Inf after 2000 gradient updates. Increasing cost-scaling
+#: factor to 32768``
+MARIAN = _c(r"(reduc|increas)\w*\s+cost-scaling\s+factor\s+to\s+(?:minimum\s+)?(" + _NUM + ")")
+#: ``NaN/Inf percentage 0.70 in 10 gradient updates, but cost-scaling factor 7.62939e-06 is already
+#: at minimum``: an overflow with the factor at its floor (Marian goes on)
+MARIAN_MIN = _c(r"cost-scaling\s+factor\s+(" + _NUM + r")\s+is\s+already\s+at\s+minimum")
+#: MindSpore trainers (MindYOLO ``overflow, still update, loss scale adjust to 1024.0`` / ``overflow,
+#: drop step, loss scale adjust to 512.0``; ``overflow, still update.``, ``Step 3/10, overflow,
+#: skip.``): ``still update`` applies the overflowed step (``overflow_still_update``), the others
+#: drop it; the scale printed is the one now in force
+MS_OVF = _c(r"\boverflow,\s*(still update|drop (?:the )?step|skip)\b"
+            r"(?:,\s*loss scale adjust(?:ed)? to\s*(" + _NUM + "))?")
 LR0 = _c(r"tried to get lr value before scheduler/optimizer started stepping")
 SCHED_WARN = _c(r"lr_scheduler\.step\(\)`?\s*before\s*`?optimizer\.step\(\)")
 MISUSE = _c(r"attempting to unscale fp16 gradients|unscale_\(\) has already been called|"

@@ -2,22 +2,22 @@
 
 Notations read (searched in the lower-cased line; nothing is evaluated): JSON objects (numbers or
 quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``[key] value`` (loguru trainers),
-``key=value``, ``key = value``, ``key: value``, ``key value``, a key with a bracketed index
-(``train_batch_loss[ 6590 ]: nan``: the value is the key's; the index is not read as a step), with
-fields split by ``|`` ``,`` ``;`` `` - ``, tabs or runs of spaces (progress-bar postfixes of tqdm
-and Keras are such fields), a value possibly wrapped as ``tensor(...)`` or followed by ``%`` (not by
-``-`` or ``:`` and a digit: ``2021-10-28``, ``23:20`` are a date and a time, not a value), or a
-bracketed list of numbers (numpy's ``loss [9.21 9.20]``, ``loss: [0.3, 0.4]``, ``loss=[nan, 1.2]``,
-a one-element ``[nan]``: per-trainer or per-device values), read as one value: NaN when any element
-is NaN, else +-inf when any element is infinite, else the mean of the elements (of those shown,
-where numpy summarises a long array with ``...``; ``array_value``; numpy's wrap of a long list onto
-the next lines is joined by ``fampnb.logs._wrap``); keys of up to three words (``lm loss``,
-``loss scale``), a trailing connective dropped (``loss is nan``, ``the loss became inf``). CSV/TSV files
-and aligned tables are read by their header row (``header``/``row``); pretty-printed JSON objects
-(HF's ``trainer_state.json``) one ``"key": value`` line at a time (``json_field``). Which field
-plays which role is the vocabulary's business (``fampnb.logs._vocab``). ``structured_head(head)``
-says whether a file's first bytes start such a structured file (or UTF-16 text).
-"""
+``key=value``, ``key = value``, ``key: value``, ``key value``, ``key | value`` (Trax), a key with a
+bracketed index (``train_batch_loss[ 6590 ]: nan``: the value is the key's; the index is not read as
+a step), with fields split by ``|`` ``,`` ``;`` `` - ``, tabs or runs of spaces (progress-bar
+postfixes of tqdm and Keras are such fields), a value possibly wrapped as ``tensor(...)`` or
+followed by ``%`` (not by ``-`` or ``:`` and a digit: ``2021-10-28``, ``23:20`` are a date and a
+time, not a value), or a bracketed list of numbers (numpy's ``loss [9.21 9.20]``, ``loss: [0.3,
+0.4]``, ``loss=[nan, 1.2]``, a one-element ``[nan]``: per-trainer or per-device values), read as one
+value: NaN when any element is NaN, else +-inf when any element is infinite, else the mean of the
+elements (of those shown, where numpy summarises a long array with ``...``; ``array_value``; numpy's
+wrap of a long list onto the next lines is joined by ``fampnb.logs._wrap``); keys of up to three
+words (``lm loss``, ``loss scale``), a trailing connective dropped (``loss is nan``, ``the loss
+became inf``). CSV/TSV files and aligned tables are read by their header row (``header``/``row``);
+pretty-printed JSON objects (HF's ``trainer_state.json``) one ``"key": value`` line at a time
+(``json_field``). Which field plays which role is the vocabulary's business
+(``fampnb.logs._vocab``). ``structured_head(head)`` says whether a file's first bytes start such a
+structured file (or UTF-16 text)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ ARRAY = (r"\[\s*(?:" + NUM + r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?)*" + NU
 _PAIR = re.compile(
     r"(?<![\w.])(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q)(?:\[\s*\d+\s*\])?)"
-    r"(?:\s*[:=]\s*|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?"
+    r"(?:\s*[:=]\s*|\s+\|\s+|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?"
     r"(?![\w.]|[-:]\d)|"
     r"(?P<arr>" + ARRAY + "))")
 #: words between a name and its value that are not part of the name
@@ -97,16 +97,22 @@ def exact_zero(text: str) -> bool:
     return _ZERO.fullmatch(text.strip().strip("'\"").strip().lower()) is not None
 
 
+#: names that are a role only on their own: the last word of a longer key is something else's
+#: (``time cost 35.2``, ``batch cost``: a time, not a loss)
+_ALONE = frozenset({"cost"})
+
+
 def _name(key: str) -> str:
     """The metric name a matched key stands for: the whole key, or its last one or two words,
     whichever has a role (a trailing connective dropped first)."""
     words = key.split(" ")
     while len(words) > 1 and words[-1] in CONNECTIVES:
         words.pop()
-    for k in (" ".join(words), " ".join(words[-2:]), words[-1]):
-        if role(k) is not None:
+    whole = " ".join(words)
+    for k in (whole, " ".join(words[-2:]), words[-1]):
+        if role(k) is not None and (k == whole or k not in _ALONE):
             return k
-    return " ".join(words)
+    return whole
 
 
 def pairs(low: str) -> dict[str, str]:

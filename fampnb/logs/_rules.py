@@ -44,9 +44,12 @@ from fampnb.logs._messages import (
     LEGACY_SCALE,
     LG_CHANGE,
     LOSS_ERR,
+    MARIAN,
+    MARIAN_MIN,
     MIN_REACHED,
     MISUSE,
     MISUSE_WORDS,
+    MS_OVF,
     PREC,
     PREC_WORDS,
     REACHED,
@@ -297,6 +300,25 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         else:
             scaled("backoff", prev if prev is not None and prev >= a else None, a, "colossalai",
                    "colossalai-backoff")
+    for m in MARIAN.finditer(low) if "cost-scaling" in low else ():
+        a, prev = _f(m.group(2)), st.scale
+        if m.group(1) == "reduc":
+            scaled("backoff", prev if prev is not None and prev >= a else None, a, "marian",
+                   "marian-backoff")
+        else:
+            scaled("growth", prev if prev is not None and prev <= a else None, a, "marian",
+                   "marian-growth")
+    m = MARIAN_MIN.search(low) if "already at minimum" in low else None
+    if m:       # an overflow with the factor already at its floor: it stays there
+        a = _f(m.group(1))
+        scaled("hysteresis", a, a, "marian", "marian-at-minimum")
+    m = MS_OVF.search(low) if "overflow," in low else None
+    if m:
+        # an overflow record (the step dropped, or applied: ``still update``), with the scale now
+        # in force where it is printed (a drop of it is a backoff, as any printed scale's)
+        rule = "mindspore-overflow-applied" if m.group(1) == "still update" else "mindspore-overflow"
+        ev("skip", "mindspore", rule, count=1,
+           scale_after=_f(m.group(2)) if m.group(2) is not None else None)
     fs = (list(FAIRSEQ.finditer(low)) or list(FS_OVF_ERR.finditer(low))
           if "scale to" in low else [])
     for m in fs:

@@ -67,7 +67,14 @@ def _search_count(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
     return None
 
 
+#: a bare counter in brackets that opens the line, before the record's fields (XGBoost's and
+#: LightGBM's boosting round: ``[44]\ttrain-logloss:-nan\tvalid-logloss:0.332``): the step,
+#: where no other counter is named
+LEAD_COUNTER = _c(r"\[\s*(\d{1,12})\s*\]\s+(?=[a-z_])")
+
+
 def step_of(text: str) -> tuple[int | None, int | None]:
+    """``(step, total)`` the (lower-cased) line names, else ``(None, None)``."""
     for word, rx, g_step, g_total, epoch in _STEP_RULES:
         if word not in text:
             continue
@@ -82,6 +89,10 @@ def step_of(text: str) -> tuple[int | None, int | None]:
                 if ep and int(ep.group(1)[:6]) >= 2:
                     step += (int(ep.group(1)[:6]) - 1) * total
             return step, total
+    if text[:1] == "[":
+        m = LEAD_COUNTER.match(text)
+        if m:
+            return int(m.group(1)), None
     return None, None
 
 

@@ -1,12 +1,13 @@
 """The key vocabulary: which metric names play which role in a record, whatever wrote the line.
 
 ``role(key)`` maps a (lower-cased) metric name to one of ``ROLES`` or ``None``: ``loss`` (loss,
-``*_loss``, ``loss_*``, lm loss, total loss, xent, nll), ``ppl`` (perplexity: a loss stand-in when
-no loss is printed), ``scale`` (loss_scale, loss scale, grad_scale, scale, cur_scale),
-``log2_scale`` (a scale printed as its base-2 logarithm, ``lg_loss_scale``), ``grad_norm``
-(grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step`` (step, global_step, iter,
-iteration, batch, num_updates, update), ``epoch`` (epoch, and PaddlePaddle's ``pass``) and
-``lr``.  A ``train/``, ``train_`` or ``train `` prefix (and ``trainer/``) is dropped first.
+``*_loss``, ``loss_*``, lm loss, total loss, xent, nll, cost, ``*crossentropy``, ``*smoothl1``),
+``ppl`` (perplexity: a loss stand-in when no loss is printed), ``scale`` (loss_scale, loss scale,
+grad_scale, scale, cur_scale), ``log2_scale`` (a scale printed as its base-2 logarithm,
+``lg_loss_scale``), ``grad_norm`` (grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step``
+(step, global_step, iter, iteration, batch, num_updates, update, Marian's ``up.``), ``epoch``
+(epoch, PaddlePaddle's ``pass``, Marian's ``ep.``) and ``lr``. A ``train/``, ``train_`` or
+``train `` prefix (and ``trainer/``) is dropped first.
 
 ``WORDS`` are the words some role's names contain: the reader's prefilter and the fast reader's
 "record-like line" test are built from them (``fampnb.logs._rules``, ``fampnb.logs._pick``).
@@ -26,7 +27,8 @@ ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr
 _EXACT: dict[str, str] = {}
 for _names, _role in (
     (("loss", "lm loss", "lm_loss", "total loss", "total_loss", "loss_total", "overall_loss",
-      "xent", "nll", "cross_entropy", "cross entropy"), "loss"),
+      "xent", "nll", "cross_entropy", "cross entropy",
+      "cost", "avg_cost", "avg cost"), "loss"),    # (Marian's ``Cost``, PaddlePaddle's ``avg_cost``)
     (("ppl", "perplexity"), "ppl"),
     (("loss_scale", "loss scale", "grad_scale", "grad scale", "scale", "cur_scale", "scaler",
       "amp_scale", "loss_scaler", "lossscale", "loss-scale", "current loss scale"), "scale"),
@@ -35,8 +37,8 @@ for _names, _role in (
     (("grad_norm", "gnorm", "grad norm", "gradient norm", "gradient_norm", "total_norm",
       "grad-norm", "grad_norm_total", "gradnorm", "g_norm"), "grad_norm"),
     (("step", "steps", "global_step", "global step", "iter", "iters", "iteration", "batch",
-      "num_updates", "update", "updates", "_step"), "step"),
-    (("epoch", "epochs", "pass"), "epoch"),      # (PaddlePaddle: ``Pass 0, batch 100``)
+      "num_updates", "update", "updates", "_step", "up."), "step"),    # (Marian: ``Up. 535500``)
+    (("epoch", "epochs", "pass", "ep."), "epoch"),  # (PaddlePaddle: ``Pass 0, batch 100``; Marian)
     (("lr", "learning_rate", "learning rate"), "lr"),
 ):
     for _n in _names:
@@ -44,7 +46,8 @@ for _names, _role in (
 
 #: the words the names of a record's values contain (loss, scale, grad norm, epoch; lower case):
 #: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
-RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch")
+RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
+                "cost", "smoothl1")
 #: the words some role's names contain: the reader's prefilter is built from them
 WORDS = RECORD_WORDS + ("step", "iter", "batch", "update")
 #: keys that name the total loss of a record (every other key with ``loss`` is a component)
@@ -67,6 +70,8 @@ def role(key: str) -> str | None:
     r = _EXACT.get(k)
     if r is not None:
         return r
+    if k.endswith(("crossentropy", "smoothl1")) or "crossentropyloss" in k:
+        return "loss"   # (GluonCV's ``CrossEntropy=``/``SmoothL1=``, Trax's ``CrossEntropyLossWith...``)
     if "loss" in k:
         if "scal" in k or "weight" in k or "coef" in k or "fn" in k:
             return None
@@ -104,7 +109,7 @@ def pick_loss(pairs: dict[str, float]) -> float | None:
 #: step names, most specific first (fairseq's JSON ``update`` is a fractional epoch, its
 #: ``num_updates`` the step)
 _STEP_ORDER = ("global_step", "global step", "num_updates", "step", "steps", "_step", "iteration",
-               "iter", "iters", "updates", "update", "batch")
+               "iter", "iters", "updates", "update", "up.", "batch")
 
 
 def record(pairs: dict[str, float]) -> dict[str, float]:

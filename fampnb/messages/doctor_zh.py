@@ -138,6 +138,16 @@ REASONS: list[tuple[str, str]] = [
      "already at {scale}, so it cannot halve any further and every step is skipped",
      "缩放器卡在下限：{n} 条 overflow 记录（第 {first}-{last} 行）出现时尺度已经是 {scale}，"
      "无法再减半，每一步都被跳过"),
+    ("the scaler is stuck at its floor: 1 overflow record (line {line}) with the scale already "
+     "at {scale}, so it cannot halve any further and every step is skipped",
+     "缩放器卡在下限：1 条 overflow 记录（第 {line} 行）出现时尺度已经是 {scale}，无法再减半，"
+     "每一步都被跳过"),
+    ("{n} overflow records in a row (lines {first}-{last}) at an unchanging loss scale of "
+     "{scale}: the scale never falls (a static scale), so the steps keep overflowing",
+     "连续 {n} 条 overflow 记录（第 {first}-{last} 行），尺度始终是 {scale}：尺度从不下降（静态尺度），"
+     "所以每一步都在上溢"),
+    ("the framework applies the overflowed steps instead of skipping them (overflow_still_update)",
+     "框架没有跳过上溢的步，而是照样更新了权重（overflow_still_update）"),
     ("{value} (printed as an integer: a scale below 1)", "{value}（按整数打印：尺度低于 1）"),
     ("{value} (halved to nothing)", "{value}（已被减半到 0）"),
     ("the scale sits at its floor and the steps keep being skipped", "尺度停在下限，步骤一直被跳过"),
