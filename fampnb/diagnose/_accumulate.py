@@ -38,6 +38,8 @@ class Accumulator:
         log, nan = self.log, self.nan
         if ev.kind == "note":
             log.notes.setdefault(ev.rule, ev)
+            if ev.rule == "eval-loss":
+                nan.evaluation(ev)
             if ev.rule == "start" and nan.rec_index == 0:
                 log.start_seen = True    # a start-up line before any record
             return

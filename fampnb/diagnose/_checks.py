@@ -145,10 +145,20 @@ def overflow_at_fixed_scale(c: Case) -> Finding | None:
                       "(overflow_still_update)" if applied else ""))
 
 
+#: steps a skip counter must cover, all of them skipped, to say that every step is skipped
+ALL_SKIPPED_STEPS = 10
+
+
 def skipping_at_floor(c: Case) -> Finding | None:
-    acc, sc = c.acc, c.acc.scale
-    if not (sc.floor_hits >= 3 or (sc.final_scale is not None and sc.final_scale <= FLOOR
-                                   and acc.skip.after_floor >= 2 and sc.obs_values != {1.0})):
+    """The scale at its floor and steps still skipped: three records at the floor, two skips
+    after it, or a skip counter that says every step so far was skipped (DeepSpeed's ``step=17,
+    skipped=17``)."""
+    acc, sc, skip = c.acc, c.acc.scale, c.acc.skip
+    floor = sc.final_scale is not None and sc.final_scale <= FLOOR
+    every = (skip.counter_step is not None and skip.counter_step >= ALL_SKIPPED_STEPS
+             and skip.counted >= skip.counter_step)
+    if not (sc.floor_hits >= 3 or (floor and skip.after_floor >= 2 and sc.obs_values != {1.0})
+            or (floor and every)):
         return None
     c.evidence += [r.last for r in acc.scale.runs[-2:]] + list(acc.skip.rules.values())[:2]
     return Finding("overflow", "the scale sits at its floor and the steps keep being skipped")
@@ -324,12 +334,14 @@ EVAL_NAN_RECORDS = 3
 
 
 def eval_nan_only(c: Case) -> Finding | None:
-    """The validation loss is NaN on most records while training never is (``train_loss= 0.0012
-    ... val_loss= nan``): not healthy, but not a training NaN either."""
+    """The validation loss is NaN on most records, or on every evaluation the log shows, while
+    training never is (``train_loss= 0.0012 ... val_loss= nan``, ``{'eval_loss': nan, ...}``): not
+    healthy, but not a training NaN either."""
     nan = c.acc.nan
     e = nan.eval_nan_first
-    if e is None or nan.first_nan is not None or nan.eval_nan < EVAL_NAN_RECORDS or \
-            2 * nan.eval_nan < nan.finite:
+    most = nan.eval_nan >= EVAL_NAN_RECORDS and 2 * nan.eval_nan >= nan.finite
+    every = nan.eval_finite == 0 and nan.finite >= 1
+    if e is None or nan.first_nan is not None or not (most or every):
         return None
     c.evidence.append(e)
     return Finding("unknown", f"the validation loss is NaN on {nan.eval_nan} of {nan.finite} "

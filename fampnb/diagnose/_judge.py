@@ -11,7 +11,7 @@ from fampnb.diagnose._text import CAVEATS, SILENT
 from fampnb.logs import Event
 
 __all__ = ["at_start", "fmt", "failure_run", "settled", "held", "scale_holds", "stuck_skipping",
-           "ends_on_bad_grad_jump", "nan_verdict", "healthy_reason", "SILENT_SCALER"]
+           "ends_on_bad_grad_jump", "nan_verdict", "healthy_reason", "SILENT_SCALER", "FIRST_STEPS"]
 
 
 #: frameworks known to run a scaler that never prints (``generic`` user prints are not one)
@@ -22,12 +22,23 @@ TYPICAL_INIT = 2.0 ** 15
 FAIRSEQ_INIT = 128.0
 
 
+#: the first steps of training: a run of backoffs there, from the scale the log printed at its
+#: first step, is start-up calibration from the scale the run was configured with
+FIRST_STEPS = 10
+
+
 def at_start(r: Run, acc: Accumulator) -> bool:
-    """A run in calibration position: before any real training stretch, from a high scale.
+    """A run in calibration position: before any real training stretch, from a high scale; or
+    within the first steps, from the scale the first step printed (``--fp16-init-scale 4``
+    calibrates from 4: the log shows that scale at update 1).
 
     When the window opens with the run and the line does not print the scale before it (apex,
     fairseq: "reducing to X" only), the start of the halving may lie before the window: a run that
     has not yet gone below the calibration floor is then in calibration position too."""
+    shown = acc.scale.first_obs
+    if (shown is not None and shown.explicit and shown.step <= FIRST_STEPS
+            and r.first.step <= FIRST_STEPS and r.start_scale == shown.scale_after):
+        return True
     if r.loss_before > 1:
         return False
     init = FAIRSEQ_INIT if r.first.framework == "fairseq" else TYPICAL_INIT

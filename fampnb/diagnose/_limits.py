@@ -23,7 +23,7 @@ TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overf
 #: overflow records that say the scale is at its minimum: one is enough to be stuck there
 SAID_AT_MINIMUM = frozenset({"marian-at-minimum"})
 #: NaN messages that end a run (no step of their own): see ``early``
-ENDING_RULES = frozenset({"tf-nan-loss", "anomaly"})
+ENDING_RULES = frozenset({"tf-nan-loss", "anomaly", "nan-assert"})
 
 
 def pow2(x: float) -> bool:
@@ -51,7 +51,9 @@ def early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = F
     """Is ``ev`` at or near the first step *of training*, not just of the excerpt?
 
     A record that names an epoch above 1 (``Epoch: 69``, a Lightning bar's ``Epoch 12:``, HF's
-    ``'epoch': 1.5``) is past the first epoch whatever its step: never the start of training.
+    ``'epoch': 1.5``) is past the first epoch whatever its step: never the start of training --
+    unless its step already counts the epochs before it (``[epoch 2][iter 0/88]`` is step 88:
+    tiny epochs), when the step decides.
     Where the log counts steps (on this line, or earlier: ``steps_seen``) the counter decides:
     one of the very first steps, or among the first records of the log (at most two before it)
     within the first 100 steps (5 % of a short run, at most 500 steps).  Without a step counter,
@@ -59,7 +61,8 @@ def early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = F
     (``Model diverged with loss = NaN``, ``loss is nan, stopping``) is not a record of a step: it
     says when the run stopped, not when the NaN began, so with no counter and no earlier record
     it is early only when the log shows its start (a start-up line: ``start_seen``)."""
-    if ev.epoch is not None and ev.epoch > 1:
+    if ev.epoch is not None and ev.epoch > 1 and not (
+            ev.explicit and ev.total and ev.step >= (ev.epoch - 1) * ev.total):
         return False
     if ev.explicit or steps_seen:
         total = ev.total or max_total or 0

@@ -89,8 +89,20 @@ class NanTracker:
         self.zero_after = 0               # non-zero records before that run
         self.first_zero: Event | None = None   # the first record with a loss of exactly 0
         self.eval_nan = 0                 # finite training records beside a non-finite validation
-        self.eval_nan_first: Event | None = None   # loss (``rule="loss-eval-nan"``), the first
+        self.eval_nan_first: Event | None = None   # loss (``rule="loss-eval-nan"``), the first,
+        #                                   and evaluation records of their own (``eval-loss``)
+        self.eval_finite = 0              # evaluation records with a finite loss
         self.loss_s, self.nmarks = Thin(), Thin(1024)
+
+    def evaluation(self, ev: Event) -> None:
+        """An evaluation's record of its own (``rule="eval-loss"``): not a training record, but
+        a finite one shows the model was finite then (a NaN after it is not at the start)."""
+        if ev.loss is not None and math.isfinite(ev.loss):
+            self.eval_finite += 1
+            self.rec_index += 1
+        else:
+            self.eval_nan += 1
+            self.eval_nan_first = self.eval_nan_first or ev
 
     def record(self, ev: Event, bad: bool, log: LogTracker) -> bool:
         """A loss record (``bad``: non-finite); True when it is the first NaN."""
@@ -98,6 +110,8 @@ class NanTracker:
         if ev.rule == "loss-eval-nan":
             self.eval_nan += 1
             self.eval_nan_first = self.eval_nan_first or ev
+        elif ev.rule == "loss-eval":
+            self.eval_finite += 1
         if not bad and ev.loss == 0.0 and ev.exact_zero:
             self.first_zero = self.first_zero or ev
             if self.zero_run == 0:

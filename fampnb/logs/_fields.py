@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 from fampnb.logs._event import NUM as _NUM
 from fampnb.logs._event import Event, LineState, _c, _f
@@ -19,6 +20,7 @@ from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
 __all__ = ["records", "hf", "hf_fields", "framework_of", "pick_loss", "table_row", "kv_values",
+           "evaluation", "eval_record",
            "log2_scale", "zero_written", "LOG2_SCALE_KEYS"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
@@ -99,10 +101,13 @@ def hf(text: str, st: LineState, ev: object) -> bool:
 def hf_fields(found: list[tuple[str, str]], st: LineState, ev: object) -> bool:
     """``hf`` of the dict's ``(key, value text)`` fields."""
     vals = {k: _f(v) for k, v in found}
-    loss = vals.get("loss", vals.get("train_loss", vals.get("eval_loss")))
+    loss = vals.get("loss", vals.get("train_loss"))
     gnorm = vals.get("grad_norm")
     if loss is None and gnorm is None:
-        return False
+        if "eval_loss" not in vals:
+            return False
+        eval_record(ev, vals["eval_loss"], epoch=vals.get("epoch"))
+        return True
     kind = "nan" if loss is not None and not math.isfinite(loss) else "loss"
     ev(kind, "hf", "hf-dict", loss=loss, grad_norm=gnorm, epoch=vals.get("epoch"),
        exact_zero=loss == 0.0 and zero_written(dict(found)))  # type: ignore[operator]
@@ -119,8 +124,22 @@ def hf_fields(found: list[tuple[str, str]], st: LineState, ev: object) -> bool:
     return True
 
 
-#: the name of an evaluation's metric (``val_loss``, ``eval/loss``, ``valid loss``, ``test_loss``)
-_EVAL = re.compile(r"(?:val|valid|validation|eval|evaluation|test|dev)[_/ ]")
+#: the name of an evaluation's metric (``val_loss``, ``eval/loss``, ``valid loss``, ``test_loss``,
+#: Informer's ``Vali Loss``)
+_EVAL = re.compile(r"(?:val|vali|valid|validation|eval|evaluation|test|dev)[_/ ]")
+
+
+def evaluation(keys: Iterable[str]) -> bool:
+    """Are the loss fields of a record (its names ``keys``) all an evaluation's (``eval_loss``,
+    ``val_loss``): a record of the evaluation, not of a training step?"""
+    losses = [k for k in keys if role(k) == "loss"]
+    return bool(losses) and all(_EVAL.match(k) for k in losses)
+
+
+def eval_record(ev: object, loss: float, **kw: object) -> None:
+    """The record of an evaluation: a ``note`` (``rule="eval-loss"``) with its loss, kept out of
+    the training records (a NaN there is the evaluation's: ``eval-nan-only``)."""
+    ev("note", "generic", "eval-loss", loss=loss, **kw)  # type: ignore[operator]
 
 
 def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -> None:
@@ -132,6 +151,9 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     nums = {k: x for k, v in fields.items() if role(k) is not None and (x := _num(v)) is not None}
     rec = vocab_record(nums)
     loss = rec.get("loss")
+    if loss is not None and evaluation(nums):
+        eval_record(ev, loss, epoch=rec.get("epoch"))
+        return
     if loss is not None:
         total = any(k in TOTAL_LOSS and role(k) == "loss" for k in nums)
         if total:
@@ -161,11 +183,11 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     if loss is not None:
         kind = "nan" if not math.isfinite(loss) else "loss"
         rule = "loss"
-        if kind == "loss" and any(not math.isfinite(x) and _EVAL.match(k) and role(k) == "loss"
-                                  for k, x in nums.items()):
-            # a finite training loss beside a non-finite validation loss (``train_loss= 0.0012
-            # ... val_loss= nan``): the record says so by its rule (the NaN is the evaluation's)
-            rule = "loss-eval-nan"
+        evals = [x for k, x in nums.items() if _EVAL.match(k) and role(k) == "loss"]
+        if kind == "loss" and evals:
+            # a finite training loss beside a validation loss (``train_loss= 0.0012 ... val_loss=
+            # nan``): the record says by its rule whether the evaluation's is finite
+            rule = "loss-eval" if all(math.isfinite(x) for x in evals) else "loss-eval-nan"
         ev(kind, fw, rule, loss=loss, grad_norm=gnorm, scale_after=scale,
            scale_log2=lg2, epoch=rec.get("epoch"), exact_zero=loss == 0.0 and zero_written(fields),
            **named)  # type: ignore[operator]

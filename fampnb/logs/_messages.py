@@ -9,7 +9,7 @@ from __future__ import annotations
 from fampnb.logs._event import _c
 from fampnb.logs._num import NUM as _NUM
 
-__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "SCALE_SMALL", "LOSS_ERR", "PREC"]
 
 # ---- scaler records (can occur several times per segment) ---------------------------------
 ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
@@ -66,6 +66,11 @@ MARIAN_MIN = _c(r"cost-scaling\s+factor\s+(" + _NUM + r")\s+is\s+already\s+at\s+
 #: drop it; the scale printed is the one now in force
 MS_OVF = _c(r"\boverflow,\s*(still update|drop (?:the )?step|skip)\b"
             r"(?:,\s*loss scale adjust(?:ed)? to\s*(" + _NUM + "))?")
+#: a traceback's source line that checks for NaN (``assert (x==x).all()``, ``assert not
+#: torch.isnan(loss)``, ``assert torch.isfinite(grad).all()``): followed by ``AssertionError`` it
+#: says the run stopped on a NaN
+NAN_CHECK = _c(r"^\s*assert\b.*?(?:isnan|isfinite|isinf|\bnan\b|\b([a-z_][\w.]*)\s*==\s*\1\b)")
+ASSERT_ERR = _c(r"^\s*assertionerror\b")
 LR0 = _c(r"tried to get lr value before scheduler/optimizer started stepping")
 SCHED_WARN = _c(r"lr_scheduler\.step\(\)`?\s*before\s*`?optimizer\.step\(\)")
 MISUSE = _c(r"attempting to unscale fp16 gradients|unscale_\(\) has already been called|"

@@ -7,17 +7,18 @@ bracketed index (``train_batch_loss[ 6590 ]: nan``: the value is the key's; the 
 a step), with fields split by ``|`` ``,`` ``;`` `` - ``, tabs or runs of spaces (progress-bar
 postfixes of tqdm and Keras are such fields), a value possibly wrapped as ``tensor(...)`` or
 followed by ``%`` (not by ``-`` or ``:`` and a digit: ``2021-10-28``, ``23:20`` are a date and a
-time, not a value), or a bracketed list of numbers (numpy's ``loss [9.21 9.20]``, ``loss: [0.3,
-0.4]``, ``loss=[nan, 1.2]``, a one-element ``[nan]``: per-trainer or per-device values), read as one
-value: NaN when any element is NaN, else +-inf when any element is infinite, else the mean of the
-elements (of those shown, where numpy summarises a long array with ``...``; ``array_value``; numpy's
-wrap of a long list onto the next lines is joined by ``fampnb.logs._wrap``); keys of up to three
-words (``lm loss``, ``loss scale``), a trailing connective dropped (``loss is nan``, ``the loss
-became inf``). CSV/TSV files and aligned tables are read by their header row (``header``/``row``);
-pretty-printed JSON objects (HF's ``trainer_state.json``) one ``"key": value`` line at a time
-(``json_field``). Which field plays which role is the vocabulary's business
-(``fampnb.logs._vocab``). ``structured_head(head)`` says whether a file's first bytes start such a
-structured file (or UTF-16 text)."""
+time, not a value; nor by ``/`` and a digit: ``iter 0/88`` is a counter, read by the step rules), or
+a bracketed list of numbers (numpy's ``loss [9.21 9.20]``, ``loss: [0.3, 0.4]``, ``loss=[nan,
+1.2]``, a one-element ``[nan]``: per-trainer or per-device values), read as one value: NaN when any
+element is NaN, else +-inf when any element is infinite, else the mean of the elements (of those
+shown, where numpy summarises a long array with ``...``; ``array_value``; numpy's wrap of a long
+list onto the next lines is joined by ``fampnb.logs._wrap``); keys of up to three words (``lm
+loss``, ``loss scale``), a trailing connective dropped (``loss is nan``, ``the loss became inf``).
+CSV/TSV files and aligned tables are read by their header row (``header``/``row``); pretty-printed
+JSON objects (HF's ``trainer_state.json``) one ``"key": value`` line at a time (``json_field``).
+Which field plays which role is the vocabulary's business (``fampnb.logs._vocab``).
+``structured_head(head)`` says whether a file's first bytes start such a structured file (or UTF-16
+text)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ _PAIR = re.compile(
     r"(?<![\w.])(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q)(?:\[\s*\d+\s*\])?)"
     r"(?:\s*[:=]\s*|\s+\|\s+|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?"
-    r"(?![\w.]|[-:]\d)|"
+    r"(?![\w.]|[-:]\d|\s*/\s*\d)|"
     r"(?P<arr>" + ARRAY + "))")
 #: words between a name and its value that are not part of the name
 CONNECTIVES = frozenset({"is", "was", "became", "becomes", "become", "now", "value", "reads",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
+from fampnb.logs._fields import evaluation as _evaluation
 from fampnb.logs._fields import hf_fields as _hf_fields
 from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
@@ -29,6 +30,7 @@ from fampnb.logs._messages import (
     APEX,
     APEX_SKIP,
     ARTICLE,
+    ASSERT_ERR,
     CAI_SCALE,
     CAI_SKIP,
     DS_GRAD_OVF,
@@ -50,6 +52,7 @@ from fampnb.logs._messages import (
     MISUSE,
     MISUSE_WORDS,
     MS_OVF,
+    NAN_CHECK,
     PREC,
     PREC_WORDS,
     REACHED,
@@ -83,12 +86,14 @@ PREFILTER = tuple(dict.fromkeys(_ROLE_WORDS + (
     "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum", "hysteresis",
     "lr_scheduler", "grad", "bf16", "fp16", "float16", "16-mixed", "16bit", "precision", "fp32",
     "lr=0", "diverged", "invalid loss", "start training", "starting training",
-    "training started", "found")))
+    "training started", "found", "assert")))
 #: an HF Trainer dict of finite numbers under the keys the dict rule reads (``_hf_plain``)
 _HF_KEY_NUM = r"'(?:loss|grad_norm|learning_rate|epoch)': -?\d+(?:\.\d+)?(?:e[-+]\d+)?"
 _HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
 #: TensorFlow 1.x's Python logger prefixes (``INFO:tensorflow:Saving checkpoints for 0 ...``)
 _TF_LOGGER = ("info:tensorflow:", "warning:tensorflow:", "error:tensorflow:")
+#: lines after a step named alone (``wandb:   step 458``) whose records are at that step
+STEP_LINES = 2
 #: fields kept per ``| key | value |`` table (memory stays bounded on any input)
 MAX_TABLE = 128
 #: lines without any of these words need only the record rules (loss / scale / grad norm)
@@ -214,6 +219,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     step, total = _step(low)
     if step is not None:
         st.step = step
+        if "/" not in low:
+            st.step_line = line_no
     if "epoch" in low:
         ep = _EPOCH.search(low)
         if ep:
@@ -360,6 +367,12 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if ("start training" in low or "starting training" in low or "training started" in low) \
             and "epoch" not in low and "error" not in low and START.search(low):
         ev("note", "generic", "start")      # the log shows the start of training
+    if "assert" in low:     # a NaN check that failed: its source line, then ``AssertionError``
+        if NAN_CHECK.search(low):
+            st.nan_check = line_no
+        elif (st.nan_check is not None and 0 < line_no - st.nan_check <= 3
+              and ASSERT_ERR.match(low) and not ANOMALY.search(low)):
+            ev("nan", "torch", "nan-assert", loss=math.nan)   # (a message saying so: ``anomaly``)
     if "lr value before" in low:
         ev("skip", "hf", "lr-zero", count=1)
     if "lr_scheduler" in low and SCHED_WARN.search(low):
@@ -409,7 +422,10 @@ def _emitter(text: str, line_no: int, st: LineState, step: int | None,
     (``step``, ``total`` and ``explicit`` can be given instead)."""
     cur = step if step is not None else (st.step if st.step is not None else line_no)
     short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
-    named = {"step": cur, "total": total, "explicit": step is not None}
+    # a step named on a line of its own just before (a W&B summary's ``step 458``, a block's
+    # ``Step 100:`` header) is this record's step as much as one named on the line
+    near = st.step_line is not None and 0 < line_no - st.step_line <= STEP_LINES
+    named = {"step": cur, "total": total, "explicit": step is not None or near}
     out: list[Event] = []
 
     m = _RANK.match(text)
@@ -457,6 +473,8 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
               exact_zero=loss == 0.0 and _zero_written(fields))
     if scale is not None:
         st.scale = scale
+    if loss is not None and _evaluation(fields):
+        return [Event(kind="note", **{**kw, "rule": "eval-loss"})]  # type: ignore[arg-type]
     if loss is not None:
         return [Event(kind="loss" if math.isfinite(loss) else "nan", **kw)]  # type: ignore[arg-type]
     if gnorm is not None and not math.isfinite(gnorm):
