@@ -222,3 +222,13 @@ def test_a_failed_nan_check_in_a_traceback_is_a_nan() -> None:
     # any other assertion is no NaN
     other = TRACEBACK.format(check="assert len(boxes) == len(labels)").splitlines()
     assert _both(other).first_nan_line is None
+
+
+def test_a_table_row_with_a_nan_validation_beside_finite_training() -> None:
+    # fastai's progress table: every epoch's valid_loss is nan, the train_loss finite
+    lines = ["epoch     train_loss  valid_loss  accuracy  time    "]
+    lines += [f"{e:<10}{0.9 - e / 10:<12.6f}nan         0.100000  00:30     " for e in range(4)]
+    d = _both(lines)
+    assert (d.verdict, d.check) == ("unknown", "eval-nan-only"), d.reason
+    finite = [ln.replace("nan        ", "0.650000   ") for ln in lines]
+    assert _both(finite).verdict == "healthy"

@@ -20,7 +20,7 @@ from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
 __all__ = ["records", "hf", "hf_fields", "framework_of", "pick_loss", "table_row", "kv_values",
-           "evaluation", "eval_record",
+           "evaluation", "eval_record", "eval_rule",
            "log2_scale", "zero_written", "LOG2_SCALE_KEYS"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
@@ -136,6 +136,16 @@ def evaluation(keys: Iterable[str]) -> bool:
     return bool(losses) and all(_EVAL.match(k) for k in losses)
 
 
+def eval_rule(nums: dict[str, float]) -> str | None:
+    """The rule of a training record with an evaluation's loss beside it (``train_loss= 0.0012
+    ... val_loss= nan``): ``loss-eval-nan`` when that loss is not finite (the NaN is the
+    evaluation's), ``loss-eval`` when it is; None without one."""
+    evals = [x for k, x in nums.items() if _EVAL.match(k) and role(k) == "loss"]
+    if not evals:
+        return None
+    return "loss-eval" if all(math.isfinite(x) for x in evals) else "loss-eval-nan"
+
+
 def eval_record(ev: object, loss: float, **kw: object) -> None:
     """The record of an evaluation: a ``note`` (``rule="eval-loss"``) with its loss, kept out of
     the training records (a NaN there is the evaluation's: ``eval-nan-only``)."""
@@ -182,12 +192,9 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
         fw = "insightface"
     if loss is not None:
         kind = "nan" if not math.isfinite(loss) else "loss"
-        rule = "loss"
-        evals = [x for k, x in nums.items() if _EVAL.match(k) and role(k) == "loss"]
-        if kind == "loss" and evals:
-            # a finite training loss beside a validation loss (``train_loss= 0.0012 ... val_loss=
-            # nan``): the record says by its rule whether the evaluation's is finite
-            rule = "loss-eval" if all(math.isfinite(x) for x in evals) else "loss-eval-nan"
+        # a finite training loss beside a validation loss: the record says by its rule whether
+        # the evaluation's is finite
+        rule = (eval_rule(nums) if kind == "loss" else None) or "loss"
         ev(kind, fw, rule, loss=loss, grad_norm=gnorm, scale_after=scale,
            scale_log2=lg2, epoch=rec.get("epoch"), exact_zero=loss == 0.0 and zero_written(fields),
            **named)  # type: ignore[operator]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
+from fampnb.logs._fields import eval_rule as _eval_rule
 from fampnb.logs._fields import evaluation as _evaluation
 from fampnb.logs._fields import hf_fields as _hf_fields
 from fampnb.logs._fields import kv_values as _kv_values
@@ -64,6 +65,7 @@ from fampnb.logs._messages import (
 )
 from fampnb.logs._notation import header as _header
 from fampnb.logs._notation import json_field as _json_field
+from fampnb.logs._notation import number as _number
 from fampnb.logs._notation import row as _csv_row
 from fampnb.logs._notation import structured_head
 from fampnb.logs._steps import EPOCH as _EPOCH
@@ -476,7 +478,11 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     if loss is not None and _evaluation(fields):
         return [Event(kind="note", **{**kw, "rule": "eval-loss"})]  # type: ignore[arg-type]
     if loss is not None:
-        return [Event(kind="loss" if math.isfinite(loss) else "nan", **kw)]  # type: ignore[arg-type]
+        kind = "loss" if math.isfinite(loss) else "nan"
+        if kind == "loss":
+            nums = {k: x for k, v in fields.items() if (x := _number(v)) is not None}
+            kw["rule"] = _eval_rule(nums) or rule
+        return [Event(kind=kind, **kw)]  # type: ignore[arg-type]
     if gnorm is not None and not math.isfinite(gnorm):
         return [Event(kind="skip", **kw)]  # type: ignore[arg-type]
     if scale is not None:
