@@ -232,3 +232,11 @@ def test_a_table_row_with_a_nan_validation_beside_finite_training() -> None:
     assert (d.verdict, d.check) == ("unknown", "eval-nan-only"), d.reason
     finite = [ln.replace("nan        ", "0.650000   ") for ln in lines]
     assert _both(finite).verdict == "healthy"
+
+
+def test_paddle_grad_scaler_decreases_are_backoffs() -> None:
+    ev = [e for e in logs.parse([
+        "Found inf or nan, current scale is: 32768.0, decrease to: 32768.0*0.5",
+        "Found inf or nan, current scale is: 16384.0, decrease to: 16384.0*0.5"])]
+    assert [(e.kind, e.scale_before, e.scale_after, e.framework) for e in ev] == [
+        ("backoff", 32768.0, 16384.0, "paddle"), ("backoff", 16384.0, 8192.0, "paddle")]

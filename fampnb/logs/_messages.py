@@ -9,7 +9,7 @@ from __future__ import annotations
 from fampnb.logs._event import _c
 from fampnb.logs._num import NUM as _NUM
 
-__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "SCALE_SMALL", "LOSS_ERR", "PREC"]
 
 # ---- scaler records (can occur several times per segment) ---------------------------------
 ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
@@ -66,6 +66,10 @@ MARIAN_MIN = _c(r"cost-scaling\s+factor\s+(" + _NUM + r")\s+is\s+already\s+at\s+
 #: drop it; the scale printed is the one now in force
 MS_OVF = _c(r"\boverflow,\s*(still update|drop (?:the )?step|skip)\b"
             r"(?:,\s*loss scale adjust(?:ed)? to\s*(" + _NUM + "))?")
+#: PaddlePaddle's ``paddle.amp.GradScaler`` (``AmpScaler._update``): ``Found inf or nan, current
+#: scale is: 32768.0, decrease to: 32768.0*0.5`` (every ``decr_every_n_nan_or_inf`` skipped steps)
+PADDLE_DECR = _c(r"found inf or nan, current scale is:\s*(" + _NUM + r"),\s*decrease to:\s*(" + _NUM
+                 + r")\s*\*\s*(" + _NUM + ")")
 #: a traceback's source line that checks for NaN (``assert (x==x).all()``, ``assert not
 #: torch.isnan(loss)``, ``assert torch.isfinite(grad).all()``): followed by ``AssertionError`` it
 #: says the run stopped on a NaN

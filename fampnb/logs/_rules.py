@@ -54,6 +54,7 @@ from fampnb.logs._messages import (
     MISUSE_WORDS,
     MS_OVF,
     NAN_CHECK,
+    PADDLE_DECR,
     PREC,
     PREC_WORDS,
     REACHED,
@@ -321,6 +322,10 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if m:       # an overflow with the factor already at its floor: it stays there
         a = _f(m.group(1))
         scaled("hysteresis", a, a, "marian", "marian-at-minimum")
+    m = PADDLE_DECR.search(low) if "found inf or nan" in low else None
+    if m:
+        b, a = _f(m.group(1)), _f(m.group(2)) * _f(m.group(3))
+        scaled("backoff" if a < b else "hysteresis", b, a, "paddle", "paddle-decrease")
     m = MS_OVF.search(low) if "overflow," in low else None
     if m:
         # an overflow record (the step dropped, or applied: ``still update``), with the scale now
