@@ -240,3 +240,28 @@ def test_paddle_grad_scaler_decreases_are_backoffs() -> None:
         "Found inf or nan, current scale is: 16384.0, decrease to: 16384.0*0.5"])]
     assert [(e.kind, e.scale_before, e.scale_after, e.framework) for e in ev] == [
         ("backoff", 32768.0, 16384.0, "paddle"), ("backoff", 16384.0, 8192.0, "paddle")]
+
+
+def test_a_line_tagged_as_an_evaluation_is_the_evaluations_record() -> None:
+    cv = [f"Epoch 0 [CV] progress {k}/341 loss nan polyphone_loss 1.02" for k in range(290, 350, 10)]
+    train = [f"Epoch 1 [TRAIN] progress {k}/2754 loss {0.6 - k / 1e4:.4f}" for k in range(0, 60, 10)]
+    d = _both(cv + train)
+    assert d.first_nan_line is None and d.check == "eval-nan-only", d.reason
+    wenet = [f"2025-02-20 00:46:13,777 DEBUG CV Batch 7/{k} loss nan rank 0" for k in (10, 20)]
+    assert {e.rule for e in logs.parse(wenet)} == {"eval-loss"}
+    # a train tag, a validation batch size: no evaluation
+    assert {e.kind for e in logs.parse(["DEBUG TRAIN Batch 7/100 loss nan lr 0.00055",
+                                        "validation batch size 32 loss 0.5"])} == {"nan", "loss"}
+
+
+def test_icefall_keeps_its_scale_near_one_on_purpose() -> None:
+    rec = ("2023-04-18 21:26:04,349 INFO [finetune.py:966] (3/4) Epoch 0, batch {b}, loss[loss={x}, "
+           "simple_loss=1.08, pruned_loss=0.77, over 11669.00 frames. ], tot_loss[loss=1.3, "
+           "simple_loss=2.379, pruned_loss=0.9, over 2150353.73 frames. ], batch size: 361, lr: "
+           "5.00e-05, grad_scale: {s}")
+    d = _both([rec.format(b=500 + 50 * k, x=1.2 - k / 100, s="0.25") for k in range(4)])
+    assert d.framework == "icefall" and d.verdict == "healthy", d.reason
+    # below its own "small" (0.01), one record is enough, as for any other scaler below 1
+    d = _both([rec.format(b=500, x=1.2, s="0.001")])
+    assert (d.verdict, d.check) == ("overflow", "scale-below-one"), d.reason
+    assert _both([rec.format(b=500, x=1.2, s="0.25")]).verdict == "healthy"

@@ -24,7 +24,7 @@ from fampnb.diagnose._judge import (
     scale_holds,
     stuck_skipping,
 )
-from fampnb.diagnose._limits import SAID_AT_MINIMUM
+from fampnb.diagnose._limits import SAID_AT_MINIMUM, SMALL_SCALE
 from fampnb.diagnose._text import CAVEATS
 from fampnb.logs import Event
 
@@ -217,8 +217,11 @@ def lasting_nan(c: Case) -> Finding | None:
 
 
 def scale_below_one(c: Case) -> Finding | None:
+    """A printed scale below 1 (below the framework's own "small", where it keeps the scale near
+    1 on purpose: ``SMALL_SCALE``) that does not hold."""
     acc = c.acc
-    if not (acc.scale.obs_values and acc.scale.obs_scale is not None and acc.scale.obs_scale < FLOOR
+    floor = min(FLOOR, SMALL_SCALE.get(c.fw, FLOOR))
+    if not (acc.scale.obs_values and acc.scale.obs_scale is not None and acc.scale.obs_scale < floor
             and not scale_holds(acc)):
         return None
     c.caveats.append(CAVEATS["below-one"])

@@ -7,7 +7,7 @@ import math
 
 from fampnb.logs import Event
 
-__all__ = ["EARLY_STEPS", "EARLY_EPOCH", "NEAR_RECORDS", "CALIBRATION_FLOOR", "FLOOR", "CAP",
+__all__ = ["EARLY_STEPS", "EARLY_EPOCH", "NEAR_RECORDS", "CALIBRATION_FLOOR", "FLOOR", "SMALL_SCALE", "CAP",
            "TARGET_ONLY", "SAID_AT_MINIMUM", "ENDING_RULES", "Thin", "early", "pow2"]
 
 EARLY_STEPS = 100          # a NaN at or before this step (or within 5% of the run) is "at the start"
@@ -15,6 +15,10 @@ EARLY_EPOCH = 0.05         # ... or an HF record at or before this epoch (with n
 NEAR_RECORDS = 3           # finite loss records allowed between backoffs and a NaN they explain
 CALIBRATION_FLOOR = 256.0  # the article's line: below it and still falling is a failure
 FLOOR = 1.0                # DeepSpeed/Megatron minimum; below it the gradients are non-finite
+#: frameworks that keep a printed scale near or below 1 on purpose, and the level below which
+#: their own source calls it small (icefall's trainers double any scale under 1 or 8 and warn
+#: "Grad scale is small" under 0.01): a printed scale below FLOOR is no collapse above it
+SMALL_SCALE = {"icefall": 0.01}
 CAP = 4096                 # points kept per plotted series
 #: backoff wordings that print only the new scale (the reader fills ``scale_before`` from the
 #: last one printed, which misses any growth in between)

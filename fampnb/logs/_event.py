@@ -89,8 +89,8 @@ class LineState:
     total_step: int | None = None       # step named by the last line with a total-loss field
     hf_lr: tuple[float | None, float | None] = (None, None)   # the last two HF learning rates
     epoch: int | None = None            # the last ``Epoch N`` a line named
-    step_line: int | None = None        # the last line that named a step by a key (``step 458``,
-    #                                     not an ``N/M`` bar counter)
+    step_line: int | None = None        # the last line that named a step by a word (``step 458``,
+    #                                     ``GLOBAL_STEP: 246025``; not a bare ``N/M`` counter)
     nan_check: int | None = None        # the last traceback line that asserts there is no NaN
     header: tuple[str, list[str]] | None = None   # a CSV/TSV/table header row: (delimiter, names)
 

@@ -49,6 +49,8 @@ def framework_of(text: str, default: str) -> str:
         return "caffe" if ".cpp:" in text else "keras"   # glog: Caffe's C++, else TF/absl
     if "up. " in low and _MARIAN.search(low):
         return "marian"
+    if "tot_loss[" in low and "grad_scale" in low:
+        return "icefall"        # (k2/icefall: ``loss[...], tot_loss[...], ..., grad_scale: 0.25``)
     return default
 
 
@@ -129,6 +131,13 @@ def hf_fields(found: list[tuple[str, str]], st: LineState, ev: object) -> bool:
 _EVAL = re.compile(r"(?:val|vali|valid|validation|eval|evaluation|test|dev)[_/ ]")
 
 
+#: a line tagged as an evaluation's (``Epoch 0 [CV] progress 290/341 loss nan``, WeNet's ``CV Batch
+#: 3/100 loss 0.9``, mmengine's ``Epoch(val) [1][100/500]``): its record is the evaluation's
+_EVAL_TAG = re.compile(r"\[(?:cv|val|valid|validation|eval|evaluation|test|dev)\]|"
+                       r"\((?:val|valid|validation|eval|test)\)|"
+                       r"\b(?:cv|val|valid|eval|test)\s+batch\s+\d")
+
+
 def evaluation(keys: Iterable[str]) -> bool:
     """Are the loss fields of a record (its names ``keys``) all an evaluation's (``eval_loss``,
     ``val_loss``): a record of the evaluation, not of a training step?"""
@@ -161,7 +170,7 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     nums = {k: x for k, v in fields.items() if role(k) is not None and (x := _num(v)) is not None}
     rec = vocab_record(nums)
     loss = rec.get("loss")
-    if loss is not None and evaluation(nums):
+    if loss is not None and (evaluation(nums) or _EVAL_TAG.search(low)):
         eval_record(ev, loss, epoch=rec.get("epoch"))
         return
     if loss is not None:

@@ -219,10 +219,10 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if may_wrap and _wrap_head(low):
         st.head = (text, line_no, line_no)   # read with the next line (``parse_segment``)
         return flushed
-    step, total = _step(low)
+    step, total, named = _step(low)
     if step is not None:
         st.step = step
-        if "/" not in low:
+        if named:
             st.step_line = line_no
     if "epoch" in low:
         ep = _EPOCH.search(low)
@@ -430,9 +430,10 @@ def _emitter(text: str, line_no: int, st: LineState, step: int | None,
     cur = step if step is not None else (st.step if st.step is not None else line_no)
     short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
     # a step named on a line of its own just before (a W&B summary's ``step 458``, a block's
-    # ``Step 100:`` header) is this record's step as much as one named on the line
+    # ``Step 100:`` header) is this record's step as much as one named on the line (a record's:
+    # a message printed after a step's lines does not say when it happened)
     near = st.step_line is not None and 0 < line_no - st.step_line <= STEP_LINES
-    named = {"step": cur, "total": total, "explicit": step is not None or near}
+    named = {"step": cur, "total": total, "explicit": step is not None}
     out: list[Event] = []
 
     m = _RANK.match(text)
@@ -441,6 +442,8 @@ def _emitter(text: str, line_no: int, st: LineState, step: int | None,
     def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
         e = Event(rank=rank, line_no=line_no, kind=kind, framework=fw, text=short, rule=rule,
                   **{**named, **kw})  # type: ignore[arg-type]
+        if near and kind in ("loss", "nan", "note"):
+            e.explicit = True
         if e.epoch is None and st.epoch is not None:
             e.epoch = st.epoch          # the epoch the log named last (``Epoch 29``)
         out.append(e)

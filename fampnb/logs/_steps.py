@@ -73,8 +73,9 @@ def _search_count(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
 LEAD_COUNTER = _c(r"\[\s*(\d{1,12})\s*\]\s+(?=[a-z_])")
 
 
-def step_of(text: str) -> tuple[int | None, int | None]:
-    """``(step, total)`` the (lower-cased) line names, else ``(None, None)``."""
+def step_of(text: str) -> tuple[int | None, int | None, bool]:
+    """``(step, total, named)`` the (lower-cased) line names, else ``(None, None, False)``;
+    ``named``: by a word (``step``, ``iter``, ``global_step``), not a bare ``N/M`` counter."""
     for word, rx, g_step, g_total, epoch in _STEP_RULES:
         if word not in text:
             continue
@@ -88,11 +89,11 @@ def step_of(text: str) -> tuple[int | None, int | None]:
                 ep = EPOCH.search(text)
                 if ep and int(ep.group(1)[:6]) >= 2:
                     step += (int(ep.group(1)[:6]) - 1) * total
-            return step, total
+            return step, total, word != "/"
     if text[:1] == "[":
         m = LEAD_COUNTER.match(text)
         if m:
-            return int(m.group(1)), None
-    return None, None
+            return int(m.group(1)), None, False
+    return None, None, False
 
 
