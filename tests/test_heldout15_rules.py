@@ -166,8 +166,8 @@ def test_a_step_on_a_line_of_its_own_is_the_next_records_step() -> None:
     d = _both(["wandb: Run summary:", "wandb:      epoch 0", "wandb:       step 458",
                "wandb: train loss nan"])
     assert d.first_nan_step == 458 and d.verdict != "data", d.reason
-    # three lines later it no longer is
-    assert _records(["step 458", "x", "y", "z", "loss nan"])[0][2] is False
+    # five lines later it no longer is
+    assert _records(["step 458", "x", "y", "z", "w", "v", "loss nan"])[0][2] is False
 
 
 # ---- the floor, calibration, NaN checks -------------------------------------------------------
@@ -265,3 +265,52 @@ def test_icefall_keeps_its_scale_near_one_on_purpose() -> None:
     d = _both([rec.format(b=500, x=1.2, s="0.001")])
     assert (d.verdict, d.check) == ("overflow", "scale-below-one"), d.reason
     assert _both([rec.format(b=500, x=1.2, s="0.25")]).verdict == "healthy"
+
+
+# ---- a block of one-field lines is one record ------------------------------------------------
+RSL = """\
+                     Learning iteration {it}/10000
+
+                       Computation: 14963 steps/s (collection: 6.407s, learning 0.163s)
+               Value function loss: {v}
+                    Surrogate loss: 0.0000
+             Mean action noise std: 0.56
+                 Mean total reward: 25.66
+Episode_Reward/track_lin_vel_xy_exp: 1.2263
+"""
+
+
+def test_a_block_of_one_field_lines_is_one_record() -> None:
+    lines = "".join(RSL.format(it=k, v=f"{0.5 - k / 1e5:.4f}") for k in range(8385, 8391))
+    lines += RSL.format(it=8391, v="inf")
+    d = _both(lines.splitlines())
+    # the block's record is NaN (inf) at iteration 8391: no finite "Surrogate loss" record after it
+    assert d.first_nan_step == 8391 and d.verdict in ("no-scaler", "unknown"), d.reason
+    assert [e.kind for e in logs.parse(RSL.format(it=1, v="inf").splitlines())
+            if e.kind in ("loss", "nan")] == ["nan"]
+
+
+COQUI = """\
+   --> STEP: 395/405 -- GLOBAL_STEP: {g}
+     | > loss_disc: {d}  ({d})
+     | > amp_scaler: {s}  ({s})
+     | > loss_gen: 2.1  (2.2)
+     | > loss_mel: 21.53698  (21.33673)
+     | > step_time: 0.75520  (0.56876)
+"""
+
+
+def test_coqui_blocks_with_their_global_step_and_scale() -> None:
+    ev = [e for e in logs.parse(COQUI.format(g=246025, d="nan", s="0.00000").splitlines())
+          if e.kind in ("loss", "nan")]
+    assert [(e.kind, e.step, e.explicit, e.scale_after) for e in ev] == [("nan", 246025, True, 0.0)]
+    ok = "".join(COQUI.format(g=246000 + k, d="1.5", s="512.00000") for k in range(5))
+    d = _both((ok + COQUI.format(g=246025, d="nan", s="0.00000")).splitlines())
+    assert d.verdict == "overflow", d.reason
+    # the fast reader picks the whole block around a NaN field, wherever it sits in the block
+    mid = COQUI.format(g=7, d="1.5", s="512.00000").replace("loss_gen: 2.1  (2.2)", "loss_gen: nan  (nan)")
+    _both((ok + mid).splitlines())
+
+
+def test_an_unindented_field_line_stays_a_record_of_its_own() -> None:
+    assert [e.kind for e in logs.parse(["loss: 2.0", "loss: nan"])] == ["loss", "nan"]

@@ -39,8 +39,6 @@ KNOWN_MISSES = {
         "'Batch 7/100' is epoch/batch in WeNet's newer executor, batch/total in its older one",
     "heldout18/wetts-subset-nan_wetts_251.log":
         "the training NaN is the window's third training record: at the start by the rule",
-    "heldout18/rsl-rl-block_IsaacLab_1999.log":
-        "RSL-RL's one-field-per-line block is read line by line, not as one record",
 }
 #: the sixth set is small (the stored threads had little left that no earlier set used): its
 #: size and verdict coverage are not held to the others' bar

@@ -84,6 +84,7 @@ class LineState:
     overflow_line: int | None = None    # last ``Grad overflow on iteration N`` line
     table: dict[str, str] = field(default_factory=dict)   # rows of a ``| key | value |`` table
     table_line: int = 0                 # line of the table's last row
+    table_first: int = 0                # ... and of its first
     head: tuple[str, int, int] | None = None  # a line that ends inside a record's wording
     #                                    (wrapped): its text, first and last physical line
     total_step: int | None = None       # step named by the last line with a total-loss field

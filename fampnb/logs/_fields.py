@@ -14,13 +14,14 @@ from collections.abc import Iterable
 from fampnb.logs._event import NUM as _NUM
 from fampnb.logs._event import Event, LineState, _c, _f
 from fampnb.logs._notation import exact_zero, number, pairs
+from fampnb.logs._num import FIELD_KEY
 from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role
 from fampnb.logs._vocab import loss_key as _vocab_loss_key
 from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
 __all__ = ["records", "hf", "hf_fields", "framework_of", "pick_loss", "table_row", "kv_values",
-           "evaluation", "eval_record", "eval_rule",
+           "evaluation", "eval_record", "eval_rule", "field_row",
            "log2_scale", "zero_written", "LOG2_SCALE_KEYS"]
 
 # ---- records (at most one of each kind per segment) -----------------------------------------
@@ -254,6 +255,20 @@ def pick_loss(pairs: dict[str, float]) -> float | None:
 
 # ---- ``| key | value |`` tables (one field per line, e.g. guided-diffusion's logger) -----------
 _TABLE_ROW = re.compile(r"^\|\s*([A-Za-z_][\w./\- ]*?)\s*\|\s*(\S[^|]*?)\s*\|$")
+
+
+#: one field on an indented line of its own, a block of which is one record (RSL-RL's right-aligned
+#: ``               Value function loss: inf``, Coqui's `` | > loss_disc: nan  (nan)`` with its
+#: running mean, Composer's ``\t Train loss/train/total: 2.3``)
+_FIELD_ROW = re.compile(r"^[ \t]+(?:\|\s*>\s*)?(" + FIELD_KEY + r")\s*:\s+(" + _NUM
+                        + r")(?:\s+\([^()]*\))?\s*$")
+
+
+def field_row(text: str) -> tuple[str, str] | None:
+    """``(key, value)`` of an indented line that holds one ``key: number`` field and nothing
+    else, lower-cased (``_FIELD_ROW``); else None."""
+    m = _FIELD_ROW.match(text.lower())
+    return (m.group(1), m.group(2)) if m else None
 
 
 def table_row(text: str) -> tuple[str, str] | None:

@@ -4,7 +4,7 @@ A module of its own that imports nothing: the doctor forks its reader processes 
 (``_logpick``, ``_logwrap``) is loaded, before the record types and their ``dataclasses``.
 """
 
-__all__ = ["NUM"]
+__all__ = ["NUM", "FIELD_KEY"]
 
 #: a number as logs print it: ints, floats, scientific, and the non-finite spellings ``nan``,
 #: ``-nan``, ``nan.0`` (Lightning bars), ``inf``, ``-inf``, ``infinity``, and ``nanxxx``/``infxxx``
@@ -12,3 +12,7 @@ __all__ = ["NUM"]
 #: value there has six decimals, so only ``nan``/``inf`` get filled) (searched lower-cased)
 NUM = (r"[-+]?(?:nan(?:\.0+|x+)?|inf(?:inity)?(?:\.0+|x+)?|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
        r"|\.\d+(?:[eE][-+]?\d+)?)")
+
+#: the name of a field that stands alone on an indented line (``fampnb.logs._fields.field_row``;
+#: the fast reader picks whole blocks of such lines): up to four words (searched lower-cased)
+FIELD_KEY = r"[a-z_][\w./\-]*(?: [a-z_][\w./\-]*){0,3}"

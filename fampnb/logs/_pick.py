@@ -20,7 +20,10 @@ overflow, minimum, error, precision words, ...), so per block only these lines a
   block's end, within the range), and a sample of the others (the first line of each template,
   then one after every ``SAMPLE`` lines);
 - a block with very many lines of one rare template (NaN on every line) keeps the first and last
-  ``RARE_CAP`` of them.
+  ``RARE_CAP`` of them;
+- a picked line that holds one field on an indented line (``FIELD``: a block of them is one record,
+  ``fampnb.logs._fields.field_row``) brings the whole block of such lines around it (at most
+  ``MAX_FIELDS`` each way), so that its record is the one a full parse reads.
 
 Nothing here parses: a picker runs in the doctor's worker processes too.
 """
@@ -31,6 +34,7 @@ import re
 from itertools import compress, count
 
 from fampnb.logs import _ansi
+from fampnb.logs._num import FIELD_KEY
 from fampnb.logs._triggers import MESSAGE_WORDS
 from fampnb.logs._vocab import RECORD_WORDS
 from fampnb.logs._wrap import wrap_head
@@ -56,6 +60,10 @@ LOSSY = re.compile(rb"(?i)" + b"|".join(re.escape(w.encode()) for w in RECORD_WO
 #: a printed scale (also a ``| loss_scale | 1024 |`` table row, ``lg_loss_scale`` included)
 SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad[ _]scale|cur_scale|(?<![a-z_])scale)['\"]?\s*[:=|]?\s*"
                    rb"['\"]?([-+0-9.eE]+)")
+#: a template of one field on an indented line (digits are ``0`` in templates)
+FIELD = re.compile(rb"(?i)^[ \t]+(?:\|\s*>\s*)?" + FIELD_KEY.encode()
+                   + rb"\s*:\s+[-+]?(?:nan|inf|[0.])\S*(?:\s+\([^()]*\))?\s*$")
+MAX_FIELDS = 128      # lines of such a block picked each way from a picked one
 MEG_SCALE = b"| loss scale:"
 MEG_WITH_LOSS = re.compile(rb"loss: [^|\n]*\|\s*loss scale:")
 MEG_COUNTER = re.compile(rb"iterations:\s*0*[1-9]")
@@ -77,6 +85,7 @@ class Picker:
         self.first_left = FIRST_RECORDS
         self.heads: set[bytes] = set()   # templates that end inside a wording (wrapped records)
         self.coloured: set[bytes] = set()   # templates with terminal colour codes in them
+        self.fields: set[bytes] = set()     # templates of one field on an indented line
         self.pick_first = False      # the previous block ended with a wrapped record's head
         self.owed = (0, 0)           # loss records still to pick after a rare line near the end
                                      # of the previous block, and lines left in its window
@@ -88,6 +97,7 @@ class Picker:
             self.counters.clear()
             self.heads.clear()
             self.coloured.clear()
+            self.fields.clear()
         for t in templates.difference(cls):
             plain = t
             if _ansi.coloured(t):         # classified as the readers will read it: uncoloured
@@ -97,6 +107,8 @@ class Picker:
                       else _L if LOSSY.search(plain) else _O)
             if wrap_head(plain.rstrip(b"\r").decode("utf-8", "replace").lower()):
                 self.heads.add(t)
+            if plain[:1] in b" \t" and FIELD.match(plain.rstrip(b"\r")):
+                self.fields.add(t)
             if b"skipped=" in t:
                 self.counters.add(t)
             if MEG_SCALE in t:
@@ -177,6 +189,8 @@ class Picker:
                 self._scale_changes(buf, lines, offs, scale_t, pick)
             if meg:
                 self._megatron(buf, end, offs, pick)
+        if templates & self.fields:
+            self._whole_fields(lines, n, pick)
         out: list[Pick] = []
         at, off = 0, 0
         for i in sorted(pick):
@@ -191,6 +205,19 @@ class Picker:
         # a block that ends inside a very long line: its next piece keeps the line number
         self.lines_done += n if complete else n - 1
         return out
+
+    def _whole_fields(self, lines: list[bytes], n: int, pick: set[int]) -> None:
+        """Every line of a block of one-field lines that a picked line belongs to."""
+        fields = self.fields
+        for i in [i for i in pick if 0 <= i < n and lines[i] in fields]:
+            j = i
+            while j > 0 and i - j < MAX_FIELDS and lines[j - 1] in fields:
+                j -= 1
+                pick.add(j)
+            k = i
+            while k + 1 < n and k - i < MAX_FIELDS and lines[k + 1] in fields:
+                k += 1
+                pick.add(k)
 
     @staticmethod
     def _cap(lines: list[bytes], hits: list[int]) -> list[int]:

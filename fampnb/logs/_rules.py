@@ -19,6 +19,7 @@ from typing import Any
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
 from fampnb.logs._fields import eval_rule as _eval_rule
 from fampnb.logs._fields import evaluation as _evaluation
+from fampnb.logs._fields import field_row as _field_row
 from fampnb.logs._fields import hf_fields as _hf_fields
 from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
@@ -95,8 +96,9 @@ _HF_KEY_NUM = r"'(?:loss|grad_norm|learning_rate|epoch)': -?\d+(?:\.\d+)?(?:e[-+
 _HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
 #: TensorFlow 1.x's Python logger prefixes (``INFO:tensorflow:Saving checkpoints for 0 ...``)
 _TF_LOGGER = ("info:tensorflow:", "warning:tensorflow:", "error:tensorflow:")
-#: lines after a step named alone (``wandb:   step 458``) whose records are at that step
-STEP_LINES = 2
+#: lines after a step named alone (``wandb:   step 458``, RSL-RL's ``Learning iteration 8391/10000``
+#: above its block) whose records are at that step
+STEP_LINES = 4
 #: fields kept per ``| key | value |`` table (memory stays bounded on any input)
 MAX_TABLE = 128
 #: lines without any of these words need only the record rules (loss / scale / grad norm)
@@ -189,6 +191,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if text[:2] == "{'" and not st.table and _HF_PLAIN.fullmatch(text):
         return _hf_plain(text, line_no, st)
     row = _table_row(text) if "|" in text else None
+    if row is None and text[:1] in " \t" and ":" in text:
+        row = _field_row(text)     # one field on an indented line: a block of them is a record
     if row is None and text.lstrip()[:1] == '"':
         row = _json_field(text.lower())      # a field of a pretty-printed JSON object
     if row is None and st.header is not None:
@@ -200,6 +204,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
                      or len(st.table) >= MAX_TABLE):
         flushed = _finish_table(st)   # the table ended (a repeated key starts the next one)
     if row is not None:
+        if not st.table:
+            st.table_first = line_no
         st.table[row[0]] = row[1][:40]
         st.table_line = line_no
         return flushed
@@ -463,12 +469,14 @@ def finish(st: LineState) -> list[Event]:
 
 
 def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
-    """The record of a ``| key | value |`` table (the reader calls it when a table ends).  One
-    record per table: its loss (the exact ``loss`` key first), grad norm, loss scale
-    (``lg_loss_scale`` is a base-2 logarithm) and step."""
+    """The record of a ``| key | value |`` table, or a block of one-field lines (the reader calls
+    it when the table ends).  One record per table: its loss (the exact ``loss`` key first), grad
+    norm, loss scale (``lg_loss_scale`` is a base-2 logarithm) and step (or the step a line named
+    just above it: Coqui's ``GLOBAL_STEP: 246025``)."""
     if not st.table:
         return []
     fields, line_no = st.table, st.table_line
+    near = st.step_line is not None and 0 < st.table_first - st.step_line <= STEP_LINES
     st.table = {}
     loss, gnorm, scale, step, lg2, epoch = _kv_values(fields)
     if step is not None:
@@ -478,7 +486,7 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     cur = step if step is not None else (st.step if st.step is not None else line_no)
     text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
     kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule=rule,
-              explicit=step is not None, loss=loss, grad_norm=gnorm, scale_after=scale,
+              explicit=step is not None or near, loss=loss, grad_norm=gnorm, scale_after=scale,
               scale_log2=lg2, epoch=epoch if epoch is not None else st.epoch,
               exact_zero=loss == 0.0 and _zero_written(fields))
     if scale is not None:
