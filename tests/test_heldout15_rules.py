@@ -314,3 +314,26 @@ def test_coqui_blocks_with_their_global_step_and_scale() -> None:
 
 def test_an_unindented_field_line_stays_a_record_of_its_own() -> None:
     assert [e.kind for e in logs.parse(["loss: 2.0", "loss: nan"])] == ["loss", "nan"]
+
+
+# ---- heldout19: a temperature is no loss scale, CycleGAN's losses ------------------------------
+def test_a_scale_that_is_part_of_a_longer_name_is_no_loss_scale() -> None:
+    lines = [f"2023-06-29,15:44:40 | INFO | Train Epoch: 0 [{64 + 6400 * k:>6}/109468 ({3 * k}%)] "
+             f"Loss: {1.07 - k / 20:.4f} ({1.07 - k / 40:.4f}) LR: 0.000001 "
+             f"Logit Scale: {100 - k / 200:.3f} - V4"
+             for k in range(7)]
+    d = _both(lines)
+    assert d.verdict == "healthy" and d.backoffs == 0, d.reason
+    # the loss scale under its own names still is one
+    assert [e.scale_after for e in logs.parse(["step 1 loss 2.0 loss scale 1024",
+                                               "step 2 loss 2.0 dynamic loss scale: 512",
+                                               "step 3 loss 2.0 scale: 256"])] == [1024.0, 512.0, 256.0]
+
+
+def test_cyclegan_prints_its_losses_without_the_word() -> None:
+    rec = ("(epoch: {e}, iters: {i}, time: 0.064, data: 0.001) G_GAN: {g} D_real: 0.000 "
+           "D_fake: 0.000 G_L1: 7.467 ")
+    ev = [e for e in logs.parse([rec.format(e=1, i=300, g="10.084"), rec.format(e=1, i=400, g="nan")])]
+    assert [(e.kind, e.epoch) for e in ev] == [("loss", 1), ("nan", 1)]
+    ok = [rec.format(e=e, i=i, g=f"{9.5 + i / 1000:.3f}") for e in range(3) for i in (100, 200, 300)]
+    assert _both(ok).verdict == "healthy"

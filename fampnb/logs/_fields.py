@@ -60,12 +60,32 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
     """The record of a line (``step``: the step the line itself names, if any)."""
     if "iteration" in low and _MEGATRON.search(low):
         _megatron(text, st, ev)
+    elif low[:7] == "(epoch:" and (m := _CYCLEGAN.match(low)):
+        _cyclegan(m, st, ev)
     elif ("'loss'" in low or "'grad_norm'" in low or "'train_loss'" in low) and hf(low, st, ev):
         pass
     elif not out or out[-1].kind in ("scale", "skip"):
         # (a line with quoted keys that is no HF dict, ``'loss': '9.35'`` with quoted values
         # among ``iter: 3700, lr: ...`` fields, is read as a record in any notation)
         _generic(text, low, st, ev, step)
+
+
+#: pytorch-CycleGAN-and-pix2pix's ``print_current_losses``: ``(epoch: 1, iters: 300, time: 0.064,
+#: data: 0.001) G_GAN: 10.084 D_real: 0.000 D_fake: 0.000 G_L1: 9.473`` -- every field after the
+#: parenthesis is a loss (``model.get_current_losses()``); ``iters`` counts within the epoch
+_CYCLEGAN = re.compile(r"\(epoch: (\d+), iters: \d+, time: [^,)]*, data: [^)]*\) (.*)$")
+
+
+def _cyclegan(m: re.Match[str], st: LineState, ev: object) -> None:
+    losses = [x for v in pairs(m.group(2)).values() if (x := _num(v)) is not None]
+    if not losses:
+        return
+    epoch = int(m.group(1)[:6])
+    st.epoch = epoch
+    bad = [x for x in losses if not math.isfinite(x)]
+    loss = bad[0] if bad else losses[0]   # (as for other components: the first non-finite one)
+    ev("nan" if bad else "loss", "generic", "cyclegan-losses", loss=loss,  # type: ignore[operator]
+       epoch=epoch)
 
 
 def _megatron(text: str, st: LineState, ev: object) -> None:

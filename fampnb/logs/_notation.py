@@ -99,8 +99,9 @@ def exact_zero(text: str) -> bool:
 
 
 #: names that are a role only on their own: the last word of a longer key is something else's
-#: (``time cost 35.2``, ``batch cost``: a time, not a loss)
-_ALONE = frozenset({"cost"})
+#: (``time cost 35.2``: a time, not a loss; ``Logit Scale: 100.0``: CLIP's temperature, not the
+#: loss scale)
+_ALONE = frozenset({"cost", "scale"})
 
 
 def _name(key: str) -> str:

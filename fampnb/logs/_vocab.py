@@ -31,8 +31,8 @@ for _names, _role in (
       "cost", "avg_cost", "avg cost"), "loss"),    # (Marian's ``Cost``, PaddlePaddle's ``avg_cost``)
     (("ppl", "perplexity"), "ppl"),
     (("loss_scale", "loss scale", "grad_scale", "grad scale", "scale", "cur_scale", "scaler",
-      "amp_scale", "loss_scaler", "lossscale", "loss-scale", "current loss scale",
-      "amp_scaler"), "scale"),     # (Coqui's trainer: ``| > amp_scaler: 0.00000  (0.00000)``)
+      "amp_scale", "amp scale", "loss_scaler", "lossscale", "loss-scale",
+      "current loss scale", "amp_scaler"), "scale"),   # (Coqui's ``| > amp_scaler: 0.00000``)
     (("lg_loss_scale", "log2_loss_scale", "log_loss_scale", "lg_scale", "log2_scale"),
      "log2_scale"),
     (("grad_norm", "gnorm", "grad norm", "gradient norm", "gradient_norm", "total_norm",
