@@ -475,6 +475,19 @@ def render_mmengine_prefixed(run: Run) -> list[str]:
             f"train/loss_scale: {r.scale:.4f}" for r in run.records]
 
 
+@notation("field_block")
+def render_field_block(run: Run) -> list[str]:
+    """One field per indented, right-aligned line, a block per iteration under a centred header
+    (RSL-RL's console print)."""
+    out = []
+    for r in run.records:
+        out += [f"{'Learning iteration ' + str(r.step) + '/' + str(run.total_steps):^70}", "",
+                f"{'Loss:':>30} {_py(r.loss)}", f"{'Grad norm:':>30} {_py(r.grad_norm)}",
+                f"{'Loss scale:':>30} {r.scale:g}", f"{'Mean total reward:':>30} 25.66",
+                f"{'Learning rate:':>30} {r.lr:.6f}", ""]
+    return out
+
+
 @notation("trainer_state", scale=False)
 def render_trainer_state(run: Run) -> list[str]:
     """An HF trainer_state.json document (json.dumps(indent=2, sort_keys=True): NaN, Infinity)."""
