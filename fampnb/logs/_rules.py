@@ -435,10 +435,7 @@ def _emitter(text: str, line_no: int, st: LineState, step: int | None,
     (``step``, ``total`` and ``explicit`` can be given instead)."""
     cur = step if step is not None else (st.step if st.step is not None else line_no)
     short = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
-    # a step named on a line of its own just before (a W&B summary's ``step 458``, a block's
-    # ``Step 100:`` header) is this record's step as much as one named on the line (a record's:
-    # a message printed after a step's lines does not say when it happened)
-    near = st.step_line is not None and 0 < line_no - st.step_line <= STEP_LINES
+    near = _near_step(st, line_no)
     named = {"step": cur, "total": total, "explicit": step is not None}
     out: list[Event] = []
 
@@ -455,6 +452,14 @@ def _emitter(text: str, line_no: int, st: LineState, step: int | None,
         out.append(e)
 
     return out, ev
+
+
+def _near_step(st: LineState, line_no: int) -> bool:
+    """Was a step named by a word on a line just before ``line_no`` (a W&B summary's ``step
+    458``, Coqui's ``GLOBAL_STEP: 246025`` above its block)?  A record there is at that step as
+    much as one that names it (a record's: a message printed after a step's lines does not say
+    when it happened)."""
+    return st.step_line is not None and 0 < line_no - st.step_line <= STEP_LINES
 
 
 def finish(st: LineState) -> list[Event]:
@@ -476,7 +481,7 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     if not st.table:
         return []
     fields, line_no = st.table, st.table_line
-    near = st.step_line is not None and 0 < st.table_first - st.step_line <= STEP_LINES
+    near = _near_step(st, st.table_first)
     st.table = {}
     loss, gnorm, scale, step, lg2, epoch = _kv_values(fields)
     if step is not None:
