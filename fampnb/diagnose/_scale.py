@@ -158,10 +158,10 @@ class ScaleTracker:
         self.obs_values.add(scale) if len(self.obs_values) < 64 else None
         self.first_obs = self.first_obs or ev
         prev = self.obs_scale
-        if prev is not None and scale != prev and scale == self.final_scale:
-            prev = scale    # (the scale a scaler message already set, printed now: no new change)
         self.obs_scale = scale
         self.obs_same = self.obs_same + 1 if prev == scale else 1
+        if prev is not None and scale != prev and scale == self.final_scale:
+            prev = scale    # (the scale a scaler message already set, printed now: no new change)
         if prev is not None and scale < prev:
             self.scaler(Event(ev.line_no, ev.step, "backoff", prev, scale, framework=ev.framework,
                               text=ev.text, rule="scale-drop", explicit=ev.explicit,
