@@ -337,3 +337,17 @@ def test_cyclegan_prints_its_losses_without_the_word() -> None:
     assert [(e.kind, e.epoch) for e in ev] == [("loss", 1), ("nan", 1)]
     ok = [rec.format(e=e, i=i, g=f"{9.5 + i / 1000:.3f}") for e in range(3) for i in (100, 200, 300)]
     assert _both(ok).verdict == "healthy"
+
+
+def test_darknet_names_no_value_on_its_iteration_line() -> None:
+    lines = [f"{k}: {2.5 - k / 100:.6f}, {2.6 - k / 100:.6f} avg, 0.001000 rate, 3.21 seconds, "
+             f"{64 * k} images" for k in range(1, 9)]
+    lines += [f"\n {k}: -nan, -nan avg loss, 0.001000 rate, 3.2 seconds, {64 * k} images, "
+              f"12.3 hours left" for k in range(200, 204)]
+    ev = [e for e in logs.parse("\n".join(lines).splitlines()) if e.kind in ("loss", "nan")]
+    assert [(e.kind, e.step) for e in ev][7:9] == [("loss", 8), ("nan", 200)]
+    d = _both("\n".join(lines).splitlines())
+    assert d.first_nan_step == 200 and d.verdict != "data", d.reason
+    # the per-layer averages over zero boxes (``count: 0``) are no loss
+    region = "Region 82 Avg IOU: -nan, Class: -nan, Obj: -nan, No Obj: 0.000001, .5R: -nan,  count: 0"
+    assert _both(lines[:8] + [region, lines[0].replace("1:", "9:", 1)]).verdict == "healthy"

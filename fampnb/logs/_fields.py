@@ -62,6 +62,12 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
         _megatron(text, st, ev)
     elif low[:7] == "(epoch:" and (m := _CYCLEGAN.match(low)):
         _cyclegan(m, st, ev)
+    elif " avg" in low and (m := _DARKNET.search(low)):
+        step = int(m.group(1)[:12])
+        st.step = step
+        loss = _f(m.group(2))
+        ev("loss" if math.isfinite(loss) else "nan", "generic", "darknet", loss=loss,  # type: ignore[operator]
+           step=step, explicit=True)
     elif ("'loss'" in low or "'grad_norm'" in low or "'train_loss'" in low) and hf(low, st, ev):
         pass
     elif not out or out[-1].kind in ("scale", "skip"):
@@ -74,6 +80,12 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
 #: data: 0.001) G_GAN: 10.084 D_real: 0.000 D_fake: 0.000 G_L1: 9.473`` -- every field after the
 #: parenthesis is a loss (``model.get_current_losses()``); ``iters`` counts within the epoch
 _CYCLEGAN = re.compile(r"\(epoch: (\d+), iters: \d+, time: [^,)]*, data: [^)]*\) (.*)$")
+
+
+#: darknet's iteration line (``detector.c``): ``897: 0.044502, 0.056504 avg, 0.000647 rate, 1.18
+#: seconds, 57408 images`` (AlexeyAB's fork: ``avg loss``): the batch, its loss, the running mean
+_DARKNET = re.compile(r"(?:^|\|)\s*(\d{1,12}): (" + _NUM + r"), (" + _NUM + r") avg(?: loss)?, ("
+                      + _NUM + r") rate")
 
 
 def _cyclegan(m: re.Match[str], st: LineState, ev: object) -> None:

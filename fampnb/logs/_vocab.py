@@ -48,7 +48,7 @@ for _names, _role in (
 #: the words the names of a record's values contain (loss, scale, grad norm, epoch; lower case):
 #: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
-                "cost", "smoothl1")
+                "cost", "smoothl1", " avg, ")   # (darknet names no value: ``N: loss, mean avg, ...``)
 #: the words some role's names contain: the reader's prefilter is built from them
 WORDS = RECORD_WORDS + ("step", "iter", "batch", "update")
 #: keys that name the total loss of a record (every other key with ``loss`` is a component)
