@@ -62,21 +62,22 @@ class LiveFigure:
         _require()
         import ipywidgets as w
 
+        from ._ticks import TickFigure
+
         self.ipympl = is_ipympl()
         if self.ipympl:
             import matplotlib.pyplot as plt
 
             with plt.ioff():
-                self.fig = plt.figure(figsize=figsize)
+                self.fig = plt.figure(figsize=figsize, FigureClass=TickFigure)
             self.fig.canvas.header_visible = False
             # a resized canvas needs the layout again (the reader dragged the figure's corner)
             self.fig.canvas.mpl_connect("resize_event", lambda _e: self._forget_layout())
             self.view: Any = self.fig.canvas
         else:
             from matplotlib.backends.backend_agg import FigureCanvasAgg
-            from matplotlib.figure import Figure
 
-            self.fig = Figure(figsize=figsize)
+            self.fig = TickFigure(figsize=figsize)
             FigureCanvasAgg(self.fig)  # refresh() draws on it and encodes its buffer
             # the PNG goes into an Image widget: a new value swaps the picture in place (sent as
             # binary; no output area is cleared and rebuilt, so nothing on the page jumps)
