@@ -52,9 +52,10 @@ class LiveFigure:
 
     ``view`` is what goes into the widget layout: the ipympl canvas, or an ``Image`` holding the
     inline PNG (a new value replaces the picture in place: no room to reserve, nothing on the
-    page jumps).  Under the inline backend the figure is a plain
-    ``matplotlib.figure.Figure`` (not registered with pyplot), so the number of open pyplot
-    figures never grows however many changes are made.
+    page jumps).  Under the inline backend the figure is not registered with pyplot, so the
+    number of open pyplot figures never grows however many changes are made.  In both it is a
+    ``MemoFigure`` (``_memo``): a draw works out each axis's ticks and each legend box's size
+    once, where matplotlib works them out again for every part of the draw that asks.
     """
 
     def __init__(self, figsize: tuple[float, float] = (7.0, 3.2), nrows: int = 1, ncols: int = 1,
@@ -62,14 +63,14 @@ class LiveFigure:
         _require()
         import ipywidgets as w
 
-        from ._ticks import TickFigure
+        from ._memo import MemoFigure
 
         self.ipympl = is_ipympl()
         if self.ipympl:
             import matplotlib.pyplot as plt
 
             with plt.ioff():
-                self.fig = plt.figure(figsize=figsize, FigureClass=TickFigure)
+                self.fig = plt.figure(figsize=figsize, FigureClass=MemoFigure)
             self.fig.canvas.header_visible = False
             # a resized canvas needs the layout again (the reader dragged the figure's corner)
             self.fig.canvas.mpl_connect("resize_event", lambda _e: self._forget_layout())
@@ -77,7 +78,7 @@ class LiveFigure:
         else:
             from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-            self.fig = TickFigure(figsize=figsize)
+            self.fig = MemoFigure(figsize=figsize)
             FigureCanvasAgg(self.fig)  # refresh() draws on it and encodes its buffer
             # the PNG goes into an Image widget: a new value swaps the picture in place (sent as
             # binary; no output area is cleared and rebuilt, so nothing on the page jumps)
