@@ -120,18 +120,30 @@ class LiveFigure:
         layout already keeps every artist inside it), without the second draw that
         ``bbox_inches="tight"`` costs and with a fast zlib level.
         """
-        import io
-
-        from PIL import Image as PILImage
-
         canvas = self.fig.canvas
         canvas.draw()
         width, height = canvas.get_width_height(physical=True)
-        img = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA",
-                                  0, 1)
-        buf = io.BytesIO()
-        img.save(buf, format="png", compress_level=compress_level)
-        return buf.getvalue()
+        return _png_rgba(canvas.buffer_rgba(), width, height, compress_level)
+
+
+def _png_rgba(rgba: Any, width: int, height: int, compress_level: int) -> bytes:
+    """PNG bytes of an 8-bit RGBA buffer, rows unfiltered.  Pillow tries every PNG filter on
+    every row, which costs more than compressing a figure (mostly flat colour) at a fast zlib
+    level; unfiltered, the encoding takes half the time for about the same bytes."""
+    import struct
+    import zlib
+
+    import numpy as np
+
+    rows = np.zeros((height, 1 + 4 * width), np.uint8)  # a leading 0 per row: filter "None"
+    rows[:, 1:] = np.frombuffer(rgba, np.uint8).reshape(height, 4 * width)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits, RGBA, no interlace
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(rows.tobytes(), compress_level)) + chunk(b"IEND", b""))
 
 
 def _text(t: Any) -> tuple[str, bool] | None:
