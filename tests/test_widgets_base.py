@@ -130,3 +130,26 @@ def test_a_change_of_what_the_layout_reads_lays_out_again(monkeypatch):
         change()
         live.refresh()
         assert _laid_out(live)
+
+
+def test_a_tick_beyond_the_limits_does_not_hide_a_change(monkeypatch):
+    """A locator also places a tick one step beyond each end, which matplotlib neither draws nor
+    lays out: its label must not count for the layout key, or a text that now reaches further
+    (but less far than that label would) keeps a stale layout (notebook 02's "S = ..." label
+    near the right end of its axis did)."""
+    from matplotlib.ticker import FuncFormatter, MultipleLocator
+
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    live = base.LiveFigure(figsize=(4, 3))
+    ax = live.ax
+    ax.set_xlim(0, 10)
+    ax.xaxis.set_major_locator(MultipleLocator(5))  # ticks 0, 5, 10, and 15 beyond the end
+    ax.xaxis.set_major_formatter(FuncFormatter(
+        lambda x, _pos: "a label far too long to be drawn" if x > 10 else f"{x:g}"))
+    text = ax.text(9, 0.5, "")
+    live.refresh()
+    live.refresh()
+    assert not _laid_out(live)
+    text.set_text("a text that reaches past the edge")
+    live.refresh()
+    assert _laid_out(live)
