@@ -188,9 +188,13 @@ def _reach(box: Any, exts: list[Any]) -> tuple[int, ...]:
 def layout_key(fig: Any) -> tuple[Any, ...]:
     """What constrained layout reads, found without laying out: the figure's size, its own texts
     and legends, and per axes how far its decorations reach past its box on each side (whole
-    pixels: tick labels for the limits it has now, axis labels, titles, texts, legend), with
-    its axes' scales and sides.  Equal keys give equal layouts, so a change that keeps the key
-    (new data, new limits whose labels reach as far) skips the layout pass."""
+    pixels: tick labels for the limits it has now; titles, texts, legend), its axis labels,
+    with its axes' scales and sides.  Equal keys give equal layouts, so a change that keeps the
+    key (new data, new limits whose labels reach as far) skips the layout pass.
+
+    An axis label is not measured where it stands: the draw puts it beyond the tick labels
+    (it still stands where the last draw put it, for the last limits' labels).  Its text and the
+    tick labels' reach, kept apart from the rest, decide where it goes."""
     renderer = fig.canvas.get_renderer()
     key: list[Any] = [tuple(fig.get_size_inches()), fig.dpi]
     key += [_text(t) for t in fig.texts]
@@ -200,16 +204,18 @@ def layout_key(fig: Any) -> tuple[Any, ...]:
         if not ax.get_visible():
             key.append(None)
             continue
-        ticks = [*_ticklabels(ax.xaxis), *_ticklabels(ax.yaxis), ax.xaxis.label,
-                 ax.yaxis.label] if ax.axison else []   # (an axes drawn without axis: texts only)
-        parts = [*ticks, ax.title, ax._left_title, ax._right_title, *ax.texts]
-        exts = [t.get_window_extent(renderer) for t in parts if t.get_visible() and t.get_text()]
+        # (an axes drawn without axis: texts only)
+        ticks = [*_ticklabels(ax.xaxis), *_ticklabels(ax.yaxis)] if ax.axison else []
+        labels = (_text(ax.xaxis.label), _text(ax.yaxis.label)) if ax.axison else ()
+        others = [ax.title, ax._left_title, ax._right_title, *ax.texts]
+        exts = [[t.get_window_extent(renderer) for t in parts if t.get_visible() and t.get_text()]
+                for parts in (ticks, others)]
         leg = ax.get_legend()
         if leg is not None and leg.get_visible():
-            exts.append(leg.get_window_extent(renderer))
+            exts[1].append(leg.get_window_extent(renderer))
         key.append((ax.axison, ax.xaxis.get_scale(), ax.yaxis.get_scale(), ax.xaxis.get_visible(),
                     ax.yaxis.get_visible(), ax.xaxis.get_label_position(),
-                    ax.yaxis.get_label_position(), _reach(ax.bbox, exts)))
+                    ax.yaxis.get_label_position(), labels, *(_reach(ax.bbox, e) for e in exts)))
     return tuple(key)
 
 
