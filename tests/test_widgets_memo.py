@@ -75,9 +75,16 @@ def _build(name, kwargs):
     return controls, live
 
 
+def _forget_nothing(live):
+    """Make ``live`` draw as a plain Figure does: every part of a draw works out what it needs."""
+    from matplotlib.figure import Figure
+
+    live.fig.draw = types.MethodType(Figure.draw, live.fig)
+    live.fig.remembering = contextlib.nullcontext
+
+
 @pytest.mark.parametrize(("name", "arguments"), WIDGETS, ids=[w[0] for w in WIDGETS])
 def test_memo_draws_the_picture_a_full_draw_draws(monkeypatch, name, arguments):
-    from matplotlib.figure import Figure
 
     from fampnb.widgets._memo import MemoFigure
 
@@ -86,7 +93,7 @@ def test_memo_draws_the_picture_a_full_draw_draws(monkeypatch, name, arguments):
     controls, live = _build(name, kwargs)
     plain_controls, plain = _build(name, kwargs)
     assert isinstance(live.fig, MemoFigure)
-    plain.fig.draw = types.MethodType(Figure.draw, plain.fig)  # recomputes everything
+    _forget_nothing(plain)
     changes = 0
     for key, control in controls.items():
         for value in _values(control):
@@ -115,9 +122,9 @@ def _counting(monkeypatch, cls, name):
 def test_memo_works_out_ticks_and_legend_sizes_once_per_draw(monkeypatch):
     """A kept-layout draw of two axes with a legend: each axis's ticks once (a draw without the
     memo works them out again for each spine, label and title), each legend text measured once;
-    and the next draw, after new limits, shows the new ticks."""
+    the next draw, after new limits, shows the new ticks; and a refresh measures the layout key
+    with the ticks and legend sizes its draw then uses."""
     from matplotlib.axis import Axis
-    from matplotlib.figure import Figure
     from matplotlib.offsetbox import TextArea
 
     from fampnb.widgets.base import LiveFigure
@@ -143,9 +150,17 @@ def test_memo_works_out_ticks_and_legend_sizes_once_per_draw(monkeypatch):
     shown = [t.get_text() for t in live.axes[1, 0].get_yticklabels()]
     assert "1000" in shown
 
+    for _ in range(3):  # until the layout is kept
+        live.refresh()
     ticks.clear()
     texts.clear()
-    live.fig.draw = types.MethodType(Figure.draw, live.fig)
+    live.refresh()  # the layout key and the draw: the ticks and legend sizes the key measured
+    assert len(ticks) == len(set(ticks)) == 4
+    assert len(texts) == len(set(texts)) == 4
+
+    ticks.clear()
+    texts.clear()
+    _forget_nothing(live)
     live.fig.canvas.draw()
     assert len(ticks) > 2 * 4 and len(texts) > 2 * 4  # what the memo saves
 
@@ -153,7 +168,6 @@ def test_memo_works_out_ticks_and_legend_sizes_once_per_draw(monkeypatch):
 def test_memo_keeps_a_legend_that_sets_its_width_while_it_draws(monkeypatch):
     """A legend in mode "expand" gives its rows the anchor's width during its draw: a size
     measured before that is not the size it draws at (the memo keys a box by its set size)."""
-    from matplotlib.figure import Figure
 
     from fampnb.widgets.base import LiveFigure
 
@@ -167,7 +181,7 @@ def test_memo_keeps_a_legend_that_sets_its_width_while_it_draws(monkeypatch):
         return live
 
     live, plain = make(), make()
-    plain.fig.draw = types.MethodType(Figure.draw, plain.fig)
+    _forget_nothing(plain)
     for each in (live, plain):
         each.refresh()
         each.ax.set_ylim(0, 5)

@@ -10,10 +10,11 @@ matplotlib 3.10 recomputes, whenever a part of a draw asks:
 
 Within one draw nothing these depend on changes but where the axes sit (the layout moves them;
 locators count ticks by the axis's length), so a ``MemoFigure`` keeps, for the length of one
-``draw``, each axis's ticks and label boxes under the key (view interval, axes box in pixels)
+``draw`` (or of ``remembering()``: a refresh measures its layout key and draws in one such
+span), each axis's ticks and label boxes under the key (view interval, axes box in pixels)
 and each legend box's size, and hands them back while the key is unchanged: the same inputs,
-the same values, the same picture (``tests/test_widgets_base.py`` compares it pixel for pixel
-with a draw that recomputes everything).
+the same values, the same picture (``tests/test_widgets_memo.py`` compares it pixel for pixel
+with a draw that recomputes everything, after every control change of every widget).
 
 It works by giving each axis of the figure its own ``_update_ticks`` and
 ``_get_ticklabel_bboxes`` (matplotlib's private names for the two computations) and each legend
@@ -24,6 +25,7 @@ stop calling them, the memo is simply never consulted.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from matplotlib.figure import Figure
@@ -41,6 +43,16 @@ class MemoFigure(Figure):
     _memo: dict[tuple[int, str], Any] | None = None
 
     def draw(self, renderer: Any) -> None:
+        with self.remembering():
+            super().draw(renderer)
+
+    @contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Within: what is worked out is kept (a draw; or measuring the layout key and then
+        drawing, ``LiveFigure.refresh``: nothing changes in between).  Nested: the outer span."""
+        if self._memo is not None:
+            yield
+            return
         for ax in self.axes:
             for axis in (ax.xaxis, ax.yaxis):
                 if "_update_ticks" not in vars(axis):
@@ -50,7 +62,7 @@ class MemoFigure(Figure):
                 box.get_bbox = _remembered(self, box, "bbox", box.get_bbox)
         self._memo = {}
         try:
-            super().draw(renderer)
+            yield
         finally:
             self._memo = None
 

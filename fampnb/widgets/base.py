@@ -90,13 +90,16 @@ class LiveFigure:
 
     def refresh(self) -> None:
         """Show the updated artists: ``draw_idle`` under ipympl, else a new PNG in the Image."""
-        self._choose_layout()
         if self.ipympl:
+            self._choose_layout()
             self.fig.canvas.draw_idle()
             return
         # Render the PNG here rather than display(fig): the figure's image formatter exists only
-        # once pyplot has set up the inline backend, which a kernel may not have done yet.
-        self.view.value = self.png()
+        # once pyplot has set up the inline backend, which a kernel may not have done yet.  What
+        # the layout key measures (ticks, legend sizes) the draw right after finds worked out.
+        with self.fig.remembering():
+            self._choose_layout()
+            self.view.value = self.png()
 
     def _forget_layout(self) -> None:
         self._laid_out = None
