@@ -121,17 +121,19 @@ def _counting(monkeypatch, cls, name):
 
 def test_memo_works_out_ticks_and_legend_sizes_once_per_draw(monkeypatch):
     """A kept-layout draw of two axes with a legend: each axis's ticks once (a draw without the
-    memo works them out again for each spine, label and title), each legend text measured once;
-    the next draw, after new limits, shows the new ticks; and a refresh measures the layout key
-    with the ticks and legend sizes its draw then uses."""
+    memo works them out again for each spine, label and title), each legend text measured once,
+    no text laid out twice; the next draw, after new limits, shows the new ticks; and a refresh
+    measures the layout key with the ticks and legend sizes its draw then uses."""
     from matplotlib.axis import Axis
     from matplotlib.offsetbox import TextArea
+    from matplotlib.text import Text
 
     from fampnb.widgets.base import LiveFigure
 
     monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
     ticks = _counting(monkeypatch, Axis, "_update_ticks")
     texts = _counting(monkeypatch, TextArea, "get_bbox")
+    layouts = _counting(monkeypatch, Text, "_get_layout")
     live = LiveFigure(figsize=(5, 4), nrows=2, sharex=True)
     for ax in live.axes[:, 0]:
         ax.plot([0, 1, 2], [3, 1, 2], label="one")
@@ -142,9 +144,11 @@ def test_memo_works_out_ticks_and_legend_sizes_once_per_draw(monkeypatch):
     live.fig.set_layout_engine("none")
     ticks.clear()
     texts.clear()
+    layouts.clear()
     live.fig.canvas.draw()
     assert len(ticks) == len(set(ticks)) == 4   # two axes, x and y
     assert len(texts) == len(set(texts)) == 4   # two legends of two texts
+    assert len(layouts) == len(set(layouts)) > 10
     live.axes[1, 0].set_ylim(0, 1000)
     live.fig.canvas.draw()
     shown = [t.get_text() for t in live.axes[1, 0].get_yticklabels()]
@@ -160,9 +164,11 @@ def test_memo_works_out_ticks_and_legend_sizes_once_per_draw(monkeypatch):
 
     ticks.clear()
     texts.clear()
+    layouts.clear()
     _forget_nothing(live)
     live.fig.canvas.draw()
     assert len(ticks) > 2 * 4 and len(texts) > 2 * 4  # what the memo saves
+    assert len(layouts) > 2 * len(set(layouts))
 
 
 def test_memo_keeps_a_legend_that_sets_its_width_while_it_draws(monkeypatch):

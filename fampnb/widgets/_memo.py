@@ -6,20 +6,25 @@ matplotlib 3.10 recomputes, whenever a part of a draw asks:
   constrained-layout pass, each spine, the axis label's position and that of its siblings, the
   title's position and the axis itself ask, 10-20 times per axis per draw;
 - the size of each box of a legend (``OffsetBox.get_bbox``): every enclosing box asks again for
-  each of its own measurements, so a legend's texts are measured several times per draw.
+  each of its own measurements, so a legend's texts are measured several times per draw;
+- the layout of each text (``Text._get_layout``: its size and line offsets), whenever its box is
+  asked for: a tick label's, at every position the layout tries.
 
 Within one draw nothing these depend on changes but where the axes sit (the layout moves them;
-locators count ticks by the axis's length), so a ``MemoFigure`` keeps, for the length of one
-``draw`` (or of ``remembering()``: a refresh measures its layout key and draws in one such
-span), each axis's ticks and label boxes under the key (view interval, axes box in pixels)
-and each legend box's size, and hands them back while the key is unchanged: the same inputs,
-the same values, the same picture (``tests/test_widgets_memo.py`` compares it pixel for pixel
-with a draw that recomputes everything, after every control change of every widget).
+locators count ticks by the axis's length) and which string a tick label shows, so a
+``MemoFigure`` keeps, for the length of one ``draw`` (or of ``remembering()``: a refresh
+measures its layout key and draws in one such span), each axis's ticks and label boxes under
+the key (view interval, axes box in pixels), each legend box's size (under its set size) and
+each text's layout (under its string and the dpi; not for a wrapped text, whose lines depend
+on where it stands), and hands them back while the key is unchanged: the same inputs, the same
+values, the same picture (``tests/test_widgets_memo.py`` compares it pixel for pixel with a
+draw that recomputes everything, after every control change of every widget).
 
 It works by giving each axis of the figure its own ``_update_ticks`` and
-``_get_ticklabel_bboxes`` (matplotlib's private names for the two computations) and each legend
-box its own ``get_bbox``.  Outside a draw they call straight through; should a later matplotlib
-stop calling them, the memo is simply never consulted.
+``_get_ticklabel_bboxes``, each legend box its own ``get_bbox`` and each text its own
+``_get_layout`` (matplotlib's names for these computations, two of them private).  Outside a
+draw they call straight through; should a later matplotlib stop calling them, the memo is
+simply never consulted.
 """
 
 from __future__ import annotations
@@ -31,13 +36,14 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.offsetbox import OffsetBox
+from matplotlib.text import Text
 
 __all__ = ["MemoFigure"]
 
 
 class MemoFigure(Figure):
-    """A ``Figure`` whose ``draw`` works out each axis's ticks once per axes position and each
-    legend box's size once."""
+    """A ``Figure`` whose ``draw`` works out each axis's ticks once per axes position, each
+    legend box's size once and each text's layout once per string."""
 
     #: during a draw: what was worked out, by (artist, what); None outside a draw
     _memo: dict[tuple[int, str], Any] | None = None
@@ -59,7 +65,11 @@ class MemoFigure(Figure):
                     _remember_ticks(self, axis)
         for box in _boxes(self):
             if "get_bbox" not in vars(box):
-                box.get_bbox = _remembered(self, box, "bbox", box.get_bbox)
+                box.get_bbox = _remembered(self, box, "bbox", box.get_bbox, _set_size(box))
+        for text in _texts(self):
+            if "_get_layout" not in vars(text):
+                text._get_layout = _remembered(self, text, "layout", text._get_layout,
+                                               _string(self, text))
         self._memo = {}
         try:
             yield
@@ -78,20 +88,43 @@ def _boxes(fig: Figure) -> Iterator[OffsetBox]:
         todo += [c for c in a.get_children() if isinstance(c, OffsetBox)]
 
 
-def _remembered(fig: MemoFigure, box: OffsetBox, what: str, compute: Callable[..., Any]
-                ) -> Callable[..., Any]:
-    """``compute(renderer)``, once per draw; keyed also by the box's set width and height (a
-    legend in mode "expand" sets its rows' width while it draws)."""
+def _texts(fig: Figure) -> Iterator[Text]:
+    """The texts of the figure's axes: tick labels, axis labels, titles, texts, legend texts."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in (*axis.majorTicks, *axis.minorTicks):
+                yield from (tick.label1, tick.label2)
+            yield from (axis.label, axis.offsetText)
+        yield from (ax.title, ax._left_title, ax._right_title, *ax.texts)
+        legend = ax.get_legend()
+        if legend is not None:
+            yield from legend.get_texts()
+
+
+def _set_size(box: OffsetBox) -> Callable[[], Any]:
+    """A box's size depends within a draw on its set width and height only (a legend in mode
+    "expand" sets its rows' width while it draws)."""
+    return lambda: (getattr(box, "width", None), getattr(box, "height", None))
+
+
+def _string(fig: Figure, text: Text) -> Callable[[], Any]:
+    """A text's layout depends within a draw on its string and the dpi (``get_window_extent``
+    may ask at another); a wrapped text's also on where it stands: not kept (None)."""
+    return lambda: None if text.get_wrap() else (text.get_text(), fig.dpi)
+
+
+def _remembered(fig: MemoFigure, obj: Any, what: str, compute: Callable[..., Any],
+                state: Callable[[], Any]) -> Callable[..., Any]:
+    """``compute(renderer)``, once per span while ``state()`` is unchanged (None: not kept)."""
 
     def remembered(renderer: Any) -> Any:
         memo = fig._memo
-        if memo is None:
+        now = None if memo is None else state()
+        if memo is None or now is None:
             return compute(renderer)
-        key = (id(box), what)
-        size = (getattr(box, "width", None), getattr(box, "height", None))
-        hit = memo.get(key)
-        if hit is None or hit[0] != size:
-            hit = memo[key] = (size, compute(renderer))
+        hit = memo.get((id(obj), what))
+        if hit is None or hit[0] != now:
+            hit = memo[id(obj), what] = (now, compute(renderer))
         return hit[1]
 
     return remembered
