@@ -157,20 +157,10 @@ def _ticklabels(axis: Any) -> list[Any]:
     """The tick labels that decide how far an axis's labels reach, for the limits the axis has
     now: the first and the last (the ends reach sideways) and the longest string (the widest, in
     practice), minor ones included where the axis prints them (a log axis over few decades).
-    Only the labels of ticks inside the limits count: a locator also places a tick one step
-    beyond each end, which matplotlib neither draws nor lays out (its label would hide how far
-    the drawn ones reach)."""
-    from matplotlib.ticker import NullFormatter
-
-    minor = not isinstance(axis.get_minor_formatter(), NullFormatter)
-    axis.get_ticklabels(which="both" if minor else "major")  # places the ticks for these limits
-    ticks = [*axis.get_major_ticks(), *(axis.get_minor_ticks() if minor else [])]
-    scale = axis.get_transform()
-    lo, hi = sorted(scale.transform(axis.get_view_interval()))
-    slack = (hi - lo) * 1e-10  # matplotlib's tolerance for a tick at an end
-    inside = [t for t, x in zip(ticks, scale.transform([t.get_loc() for t in ticks]))
-              if lo - slack <= x <= hi + slack]
-    labels = [label for t in inside for label in (t.label1, t.label2)
+    Only the labels of the ticks matplotlib draws count (``Axis._update_ticks``, what its own
+    layout reads): a locator also places a tick one step beyond each end, never drawn, whose
+    label would hide how far the drawn ones reach."""
+    labels = [label for tick in axis._update_ticks() for label in (tick.label1, tick.label2)
               if label.get_visible() and label.get_text()]
     if not labels:
         return []
