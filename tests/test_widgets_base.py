@@ -130,3 +130,45 @@ def test_a_change_of_what_the_layout_reads_lays_out_again(monkeypatch):
         change()
         live.refresh()
         assert _laid_out(live)
+
+
+def test_a_tick_beyond_the_limits_does_not_hide_a_change(monkeypatch):
+    """A locator also places a tick one step beyond each end, which matplotlib neither draws nor
+    lays out: its label must not count for the layout key, or a text that now reaches further
+    (but less far than that label would) keeps a stale layout (notebook 02's "S = ..." label
+    near the right end of its axis did)."""
+    from matplotlib.ticker import FuncFormatter, MultipleLocator
+
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    live = base.LiveFigure(figsize=(4, 3))
+    ax = live.ax
+    ax.set_xlim(0, 10)
+    ax.xaxis.set_major_locator(MultipleLocator(5))  # ticks 0, 5, 10, and 15 beyond the end
+    ax.xaxis.set_major_formatter(FuncFormatter(
+        lambda x, _pos: "a label far too long to be drawn" if x > 10 else f"{x:g}"))
+    text = ax.text(9, 0.5, "")
+    live.refresh()
+    live.refresh()
+    assert not _laid_out(live)
+    text.set_text("a text that reaches past the edge")
+    live.refresh()
+    assert _laid_out(live)
+
+
+def test_narrower_tick_labels_lay_out_again_under_an_axis_label(monkeypatch):
+    """An axis label stands where the last draw put it, beyond the tick labels of the last
+    limits; the next draw moves it in to the new ones.  Measured where it stands, it hid that
+    the tick labels got narrower (notebook 03's gradient axis: a 5.6 px wider margin than a
+    laid-out draw gives)."""
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    live = base.LiveFigure(figsize=(4, 3))
+    ax = live.ax
+    ax.plot([0, 1], [0, 1])
+    ax.set_ylabel("a label")
+    ax.set_ylim(0, 100000)
+    for _ in range(3):  # until the layout is kept (the label has been placed)
+        live.refresh()
+    assert not _laid_out(live)
+    ax.set_ylim(0, 1)  # narrower tick labels: the label moves in, the margin shrinks
+    live.refresh()
+    assert _laid_out(live)
