@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib
+import pytest
 
 from fampnb.widgets import base
 
@@ -172,3 +173,37 @@ def test_narrower_tick_labels_lay_out_again_under_an_axis_label(monkeypatch):
     ax.set_ylim(0, 1)  # narrower tick labels: the label moves in, the margin shrinks
     live.refresh()
     assert _laid_out(live)
+
+
+@pytest.mark.filterwarnings("ignore:Passing unrecognized arguments:DeprecationWarning")  # ipympl's
+def test_ipympl_frames_are_matplotlibs_frames_encoded_faster():  # toolbar, outside a kernel
+    """Under ipympl a LiveFigure's canvas encodes its frames with ``_png_rgba``: the first frame
+    whole, then the changed pixels (transparent elsewhere), the same pixels and the same
+    full/diff modes as matplotlib's own encoder gives, over a series of changes."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    pytest.importorskip("ipympl")
+    from ipympl.backend_nbagg import Canvas, FigureManager
+    from matplotlib.figure import Figure
+
+    frames: dict[str, list] = {"fast": [], "matplotlib": []}
+    for kind, got in frames.items():
+        fig = Figure(figsize=(3, 2))
+        canvas = Canvas(fig)
+        FigureManager(canvas, 1)
+        if kind == "fast":
+            base._fast_frames(canvas)
+        canvas.send_binary = lambda png, canvas=canvas, got=got: got.append(  # what is sent
+            (canvas._current_image_mode, np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))))
+        (line,) = fig.subplots().plot([0, 1], [0, 1])
+        for y in ([0, 1], [1, 0], [1, 0], [0.5, 0.2]):
+            line.set_ydata(y)
+            canvas.draw()
+    assert [m for m, _ in frames["fast"]] == [m for m, _ in frames["matplotlib"]]
+    assert {m for m, _ in frames["fast"]} == {"full", "diff"}
+    assert len(frames["fast"]) == 4
+    for (_, fast), (_, slow) in zip(frames["fast"], frames["matplotlib"]):
+        assert np.array_equal(fast, slow)

@@ -72,6 +72,7 @@ class LiveFigure:
             with plt.ioff():
                 self.fig = plt.figure(figsize=figsize, FigureClass=MemoFigure)
             self.fig.canvas.header_visible = False
+            _fast_frames(self.fig.canvas)
             # a resized canvas needs the layout again (the reader dragged the figure's corner)
             self.fig.canvas.mpl_connect("resize_event", lambda _e: self._forget_layout())
             self.view: Any = self.fig.canvas
@@ -147,6 +148,39 @@ def _png_rgba(rgba: Any, width: int, height: int, compress_level: int) -> bytes:
     header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits, RGBA, no interlace
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
             + chunk(b"IDAT", zlib.compress(rows.tobytes(), compress_level)) + chunk(b"IEND", b""))
+
+
+def _fast_frames(canvas: Any) -> None:
+    """ipympl sends each frame as a PNG of the pixels that changed, which matplotlib's webagg
+    encodes at zlib's default level with every row filter tried (13-30 ms of a change); this
+    gives ``canvas`` matplotlib 3.10's ``FigureCanvasWebAggCore.get_diff_image`` with that one
+    step done by ``_png_rgba`` at ``PNG_COMPRESS_LEVEL`` (3-7 ms; the same pixels, the same
+    full/diff frames).  A canvas without the state that method keeps is left as it is."""
+    import numpy as np
+
+    if not all(hasattr(canvas, a) for a in ("get_diff_image", "set_image_mode", "_png_is_old",
+                                            "_force_full", "_last_buff")):
+        return
+
+    def get_diff_image() -> bytes | None:
+        if not canvas._png_is_old:
+            return None
+        pixels = np.asarray(canvas.get_renderer().buffer_rgba())
+        buff = pixels.view(np.uint32).squeeze(2)  # one uint32 per pixel: compared at once
+        if (canvas._force_full or buff.shape != canvas._last_buff.shape
+                or (pixels[:, :, 3] != 255).any()):  # a diff cannot carry transparency
+            canvas.set_image_mode("full")
+            frame = buff
+        else:
+            canvas.set_image_mode("diff")
+            frame = np.where(buff != canvas._last_buff, buff, 0)
+        canvas._last_buff = buff.copy()
+        canvas._force_full = False
+        canvas._png_is_old = False
+        height, width = frame.shape
+        return _png_rgba(np.ascontiguousarray(frame), width, height, PNG_COMPRESS_LEVEL)
+
+    canvas.get_diff_image = get_diff_image
 
 
 def _text(t: Any) -> tuple[str, bool] | None:
