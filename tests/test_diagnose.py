@@ -520,6 +520,7 @@ CHAIN_CASES = {
     "bad-grad-jump-at-end": ("heldout3/ms-swift_ms-swift_2436.log", "unknown"),
     "loss-became-zero": ([f"step {k} loss={x}" for k, x in enumerate(["1.5", "0", "0", "0"])],
                          "unknown"),
+    "loss-explodes": ("heldout21/ppdet-explosion_PaddleDetection_3326.log", "data"),
     "eval-nan-only": ([f"epoch {k} train_loss={1.0 / k:.4f} val_loss=nan" for k in range(1, 6)],
                       "unknown"),
     "no-records": (["Epoch 1: starting", "done"], "unknown"),

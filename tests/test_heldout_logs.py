@@ -4,7 +4,7 @@ Six independent held-out sets: ``tests/data/heldout/`` (24 files), ``tests/data/
 files), ``tests/data/heldout3/`` (14), ``tests/data/heldout4/`` (15), ``tests/data/heldout5/``
 (12) and a small ``tests/data/heldout6/`` (4).  The READMEs of the last four record the first
 doctor run on each (10 of 14, 13 of 15, 10 of 12, 4 of 4) and the rules that changed after it.
-Later sets (``heldout7`` to ``heldout19``, see ``FOLDERS``) record their first runs the same way;
+Later sets (``heldout7`` to ``heldout21``, see ``FOLDERS``) record their first runs the same way;
 ``KNOWN_MISSES`` are the rows left missing after their set's fixes (strict xfails).
 The expected verdicts live only in each folder's ``README.md`` (the "Per file" table); this
 test parses that table instead of retyping them. Rows marked ``certain`` must get exactly the
@@ -26,7 +26,7 @@ DATA = Path(__file__).parent / "data"
 FOLDERS = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
            "heldout9", "heldout10", "heldout11", "heldout12",
            "heldout13", "heldout14", "heldout15", "heldout16", "heldout17",
-           "heldout18", "heldout19")
+           "heldout18", "heldout19", "heldout20", "heldout21")
 #: rows that still miss after their set's fixes, each left as it is for the reason in its set's
 #: README ("First doctor run"): a strict xfail, so that a change that mends one is noticed
 KNOWN_MISSES = {
@@ -41,7 +41,15 @@ KNOWN_MISSES = {
         "the training NaN is the window's third training record: at the start by the rule",
     "heldout19/stylegan2ada-tick_stylegan2-ada_69.log":
         "no line carries a loss: the doctor says unknown, not that the absence of NaN is health",
+    "heldout20/deepspeed-chat-step3-inf_DeepSpeedExamples_444.log":
+        "a mid-run inf in user prints with no scaler line and no stated precision reads no-scaler; "
+        "the overflow ending is in the reporter's traceback, outside the excerpt",
+    "heldout21/fastreid-events-fpe_fast-reid_223.log":
+        "a mid-run NaN in a detectron2-style trainer whose AMP scaler would be silent, with no "
+        "stated precision: unknown; that this one ran in fp32 is in the repository, not the log",
 }
+#: sets that lack a verdict, for the reason in their README (no unused thread of that kind)
+UNCOVERED = {"heldout21": {"overflow"}}
 #: the sixth set is small (the stored threads had little left that no earlier set used): its
 #: size and verdict coverage are not held to the others' bar
 SMALL = {"heldout6": 4}
@@ -112,7 +120,8 @@ def test_readme_table_matches_the_files(folder):
     least = SMALL.get(folder, 12)
     assert least <= len(listed) <= 30
     if folder not in SMALL:
-        assert {r["expected"] for r in rows} == VERDICTS, "every verdict should be covered"
+        assert {r["expected"] for r in rows} == VERDICTS - UNCOVERED.get(folder, set()), \
+            "every verdict should be covered"
 
 
 def _verdict_cases() -> list:  # type: ignore[type-arg]

@@ -305,11 +305,13 @@ def loss_became_zero(c: Case) -> Finding | None:
     record (the last ``ZERO_RECORDS`` records or more, each written as an exact zero:
     ``0.0000e+00``, ``0.0``; a ``0.0000`` can be a small loss rounded, see ``Event.exact_zero``):
     no healthy training, but an underflow or a degenerate run.  ``no-scaler`` when the log states
-    fp16 and shows no scaler."""
+    fp16 and shows no scaler.  Not when each of those records shows a finite, non-zero grad norm:
+    an underflowed or degenerate loss has no gradient."""
     nan = c.acc.nan
     z = nan.zero_first
-    if nan.zero_run < ZERO_RECORDS or z is None:
-        return None
+    if nan.zero_run < ZERO_RECORDS or z is None or nan.zero_flowing == nan.zero_run:
+        return None   # (a finite, non-zero grad norm on each: the gradients flow, the 0 is the
+    #                    printed mean of a term that is not 0 itself: TRL's GRPO/DPO policy loss)
     sc, skip = c.acc.scale, c.acc.skip
     c.evidence += [nan.zero_first, nan.last_loss_ev]
     where = _where(z, c)
@@ -354,6 +356,23 @@ def eval_nan_only(c: Case) -> Finding | None:
                    "precision than training")
 
 
+def loss_explodes(c: Case) -> Finding | None:
+    """No NaN is printed, but the loss exploded (``EXPLODE`` times the largest loss before it)
+    and the last record is still that far up: the divergence that ends in a NaN, caught before
+    it.  Judged as a lasting NaN at the record where it exploded."""
+    nan = c.acc.nan
+    ev = nan.exploded
+    if ev is None or nan.first_nan is not None or not nan.still_exploded:
+        return None
+    verdict, reason, certainty = nan_verdict(c.acc, ev, c.precision, c.caveats, c.fw,
+                                             onset=(nan.exploded_early, 1))
+    c.evidence += [ev, nan.last_loss_ev]
+    return Finding(verdict, f"the loss explodes from at most {fmt(nan.explode_from)} to "
+                   f"{fmt(ev.loss)} at {_where(ev, c)} and stays up (the last record reads "
+                   f"{fmt(nan.last_losses[-1])}): a divergence, read as the onset of the NaN "
+                   f"it ends in; {reason}", certainty)
+
+
 def no_records(c: Case) -> Finding | None:
     acc = c.acc
     if not (acc.log.n == 0 or (acc.nan.finite == 0 and not acc.scale.runs and not acc.skip.count
@@ -389,6 +408,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("unheld-backoff", unheld_backoff),
     ("bad-grad-jump-at-end", bad_grad_jump_at_end),
     ("loss-became-zero", loss_became_zero),
+    ("loss-explodes", loss_explodes),
     ("eval-nan-only", eval_nan_only),
     ("no-records", no_records),
     ("healthy", healthy),

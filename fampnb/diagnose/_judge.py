@@ -156,14 +156,17 @@ def stuck_skipping(acc: Accumulator) -> bool:
 
 
 def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: list[str],
-                 fw: str) -> tuple[str, str, str]:
+                 fw: str, onset: tuple[bool, int] | None = None) -> tuple[str, str, str]:
+    """The verdict of a lasting NaN at ``nan`` (``onset``: ``(at the start of training, records
+    before it)`` of another onset than the first NaN: an exploded loss)."""
     where = f"step {nan.step} (line {nan.line_no})"
     if acc.grad.applied is not None and precision != "fp16" and acc.grad.applied_trained:
         return ("no-scaler",
                 f"a non-finite gradient reached the weights at {where}: the loss then reads "
                 f"exactly 0.0 (line {acc.grad.applied.line_no}); no dynamic scaler skipped the step "
                 "(the bf16 trace)", "likely")
-    early = acc.nan.first_nan is not None and acc.nan.first_nan_explicit_early
+    early, recs_before = onset or (
+        acc.nan.first_nan is not None and acc.nan.first_nan_explicit_early, acc.nan.first_nan_rec)
     g = acc.grad
     from_start = g.applied is not None and not g.applied_trained and g.applied_early
     first_scale = acc.scale.first_obs.scale_after if acc.scale.first_obs is not None else None
@@ -208,7 +211,7 @@ def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: li
         # "no scaler lines" is evidence only where a scaler would print them (reference §7):
         # a framework whose scaler is silent, or a NaN with no finite record before it, and no
         # stated precision, does not tell a silent fp16 scaler from bf16/fp32
-        if fw in SILENT_SCALER or acc.nan.first_nan_rec == 0:
+        if fw in SILENT_SCALER or recs_before == 0:
             at = where if nan.explicit or acc.log.steps_seen else f"line {nan.line_no}"
             return ("unknown", f"NaN appears at {at}, not at the start of training, and the "
                     "log neither states the precision nor can show a scaler (this framework's "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 
-from fampnb.diagnose._limits import EARLY_EPOCH, EARLY_STEPS, FLOOR, Thin, early
+from fampnb.diagnose._limits import EARLY_EPOCH, EARLY_STEPS, EXPLODE, EXPLODE_AT, FLOOR, Thin, early
 from fampnb.logs import Event
 
 __all__ = ["LogTracker", "NanTracker", "GradTracker", "SkipTracker", "PrecisionTracker",
@@ -69,7 +69,10 @@ class NanTracker:
     """The loss records: finite ones (first and last few, a thinned series), the first NaN (and
     whether it is at the start of training), NaNs after it, whether the log ends on one, and the
     trailing run of records whose loss is written as an exact 0 (``zero_run``, from ``zero_first``,
-    after ``zero_after`` non-zero records)."""
+    after ``zero_after`` non-zero records; ``zero_flowing`` of them with a finite, non-zero grad
+    norm), and the first finite loss that explodes (``exploded``: ``EXPLODE`` times the largest
+    before it, ``explode_from``) and whether the last record is still that far up (and not
+    falling back from the peak by a like factor: recovering)."""
 
     def __init__(self) -> None:
         self.rec_index = 0
@@ -88,6 +91,12 @@ class NanTracker:
         self.zero_first: Event | None = None
         self.zero_after = 0               # non-zero records before that run
         self.first_zero: Event | None = None   # the first record with a loss of exactly 0
+        self.zero_flowing = 0             # records of the zero run whose gradients are not 0
+        self.peak = 0.0                   # the largest |loss| of the finite records so far
+        self.exploded: Event | None = None
+        self.explode_from = 0.0           # the largest |loss| before ``exploded``
+        self.exploded_early = False       # ``exploded`` is at the start of training
+        self.still_exploded = False       # the last finite record is still EXPLODE times up
         self.eval_nan = 0                 # finite training records beside a non-finite validation
         self.eval_nan_first: Event | None = None   # loss (``rule="loss-eval-nan"``), the first,
         #                                   and evaluation records of their own (``eval-loss``)
@@ -115,8 +124,10 @@ class NanTracker:
         if not bad and ev.loss == 0.0 and ev.exact_zero:
             self.first_zero = self.first_zero or ev
             if self.zero_run == 0:
-                self.zero_first, self.zero_after = ev, self.nonzero
+                self.zero_first, self.zero_after, self.zero_flowing = ev, self.nonzero, 0
             self.zero_run += 1
+            gn = ev.grad_norm
+            self.zero_flowing += gn is not None and math.isfinite(gn) and gn > 0
         else:
             self.zero_run = 0
             self.nonzero += not bad and ev.loss is not None and ev.loss != 0.0
@@ -130,6 +141,7 @@ class NanTracker:
                                                       log.steps_seen, log.start_seen)
             self.last_record_nan = True
         elif ev.loss is not None:
+            self._explosion(ev, log)
             self.finite += 1
             if self.first_nan is not None:
                 self.finite_after_nan += 1
@@ -141,6 +153,23 @@ class NanTracker:
             self.last_record_nan = False
         self.rec_index += 1
         return first
+
+
+    def _explosion(self, ev: Event, log: LogTracker) -> None:
+        """A finite training loss EXPLODE times the largest before it (and at least
+        EXPLODE_AT): the divergence that ends in a NaN, before the NaN is printed."""
+        if ev.rule in ("loss-eval", "loss-eval-nan") or ev.loss is None:
+            return
+        size = abs(ev.loss)
+        if (self.exploded is None and self.peak > 0 and size >= EXPLODE * self.peak
+                and size >= EXPLODE_AT):
+            self.exploded, self.explode_from = ev, self.peak
+            self.exploded_early = early(ev, log.max_total, self.rec_index, log.steps_seen,
+                                        log.start_seen)
+        self.peak = max(self.peak, size)
+        # still up, and not falling back from its peak by as much as it rose (recovering)
+        self.still_exploded = (self.exploded is not None and size >= EXPLODE * self.explode_from
+                               and size * EXPLODE >= self.peak)
 
 
 class GradTracker:

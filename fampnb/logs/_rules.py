@@ -76,6 +76,7 @@ from fampnb.logs._steps import YOLO_EPOCH as _YOLO_EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
+from fampnb.logs._vocab import role as _role
 from fampnb.logs._wrap import MAX_JOINED
 from fampnb.logs._wrap import join as _join
 from fampnb.logs._wrap import open_array as _open_array
@@ -490,7 +491,9 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
         st.epoch = int(epoch)       # (a table's epoch column: YOLO's ``36/299``, a CSV's)
     cur = step if step is not None else (st.step if st.step is not None else line_no)
     text = " ".join(f"| {k} | {v} |" for k, v in list(fields.items())[:12])[:MAX_TEXT]
-    kw = dict(line_no=line_no, step=cur, framework="generic", text=text, rule=rule,
+    # YOLOv3/v5/v7's train.py (the ``gpu_mem`` table) trains under torch.cuda.amp's silent GradScaler
+    fw = "torch" if rule == "row" and st.header and "gpu_mem" in st.header[1] else "generic"
+    kw = dict(line_no=line_no, step=cur, framework=fw, text=text, rule=rule,
               explicit=step is not None or near, loss=loss, grad_norm=gnorm, scale_after=scale,
               scale_log2=lg2, epoch=epoch if epoch is not None else st.epoch,
               exact_zero=loss == 0.0 and _zero_written(fields))
@@ -515,11 +518,19 @@ def _header_row(text: str, line_no: int, st: LineState) -> list[Event] | None:
     """The record of a data row under the header row read before (None: not such a row)."""
     assert st.header is not None
     delim, names = st.header
-    cells = _csv_row(text.lower(), delim, names)
+    low = text.lower()
+    cells = _csv_row(low, delim, names)
     if cells is None:
         return None
     st.table = dict(cells)
     st.table_line = line_no
+    if "step" not in {_role(n) for n in names}:
+        # an aligned row that goes on with its progress bar (YOLO's ``0/119  6.51G  0.086 ...
+        # 1024:  81%|███ | 2990/3683 [1:03:00<``): the bar's counter places the record, as a
+        # batch of the epoch the row names, not a step the run counts (``explicit`` stays False)
+        step = _step(low)[0]
+        if step is not None:
+            st.step = step
     return _finish_table(st, rule="row")
 
 

@@ -25,6 +25,9 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     ("train:", _c(r"\btrain:\s*(\d+)\s*\[\s*(\d+)\s*/\s*(\d+)"), 2, 3, _GROUP1),  # timm train.py
     ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, 0),  # Step: 47, Step [4/9]
     ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, 0),
+    # a bracketed counter after the line's start (torchvision's MetricLogger, DETR, DeiT, MAE:
+    # ``Epoch: [0]  [  0/155]  eta: ...``; ``[38/300000] lr: ...``), not an epoch's own
+    ("[", _c(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, _NAMED),
     # tqdm " 378/2724 [00:01<", Keras "  3/226 [====>....." (a bar of = > . after the counter),
     # Keras 3 " 32/100 ━━━━━━" (its bar of box-drawing lines; its colour codes are gone by now)
     ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*(?:\[(?:\d|[=>.]{3})|\u2501)"), 1, 2, 0),
@@ -67,6 +70,18 @@ def _search_count(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
     return None
 
 
+def _bracket(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first ``[N/M]`` counter of ``text`` that is not an epoch's (``Epoch [3/100]``,
+    ``epoch: [3/100]``)."""
+    i = text.find("[")
+    while i >= 0:
+        m = rx.match(text, i)
+        if m and not text[:i].rstrip(" :=").endswith(("epoch", "epochs")):
+            return m
+        i = text.find("[", i + 1)
+    return None
+
+
 #: a bare counter in brackets that opens the line, before the record's fields (XGBoost's and
 #: LightGBM's boosting round: ``[44]\ttrain-logloss:-nan\tvalid-logloss:0.332``): the step,
 #: where no other counter is named
@@ -79,7 +94,8 @@ def step_of(text: str) -> tuple[int | None, int | None, bool]:
     for word, rx, g_step, g_total, epoch in _STEP_RULES:
         if word not in text:
             continue
-        m = _search_count(rx, text) if word == "/" else _search_at(rx, text, word)
+        m = (_search_count(rx, text) if word == "/" else _bracket(rx, text) if word == "["
+             else _search_at(rx, text, word))
         if m:
             step = int(m.group(g_step)[:12])
             total = int(m.group(g_total)[:12]) if g_total and m.group(g_total) else None

@@ -228,6 +228,10 @@ REASONS: list[tuple[str, str]] = [
     ("line {line}", "第 {line} 行"),
     ("NaN from the start of the log ({where}) with no overflow record before it",
      "日志一开始就是 NaN（{where}），之前没有任何 overflow 记录"),
+    ("the loss explodes from at most {base} to {loss} at {where} and stays up (the last record "
+     "reads {last}): a divergence, read as the onset of the NaN it ends in",
+     "loss 在{where}从至多 {base} 暴涨到 {loss}，之后一直没有回落（最后一条记录是 {last}）：这是发散，"
+     "按它最终导致的 NaN 的起点来判断"),
     ("no training records recognised (loss, loss scale, overflow lines)",
      "没有识别出任何训练记录（loss、尺度、overflow 行）"),
     ("no NaN, no failure signature", "没有 NaN，也没有失败的迹象"),

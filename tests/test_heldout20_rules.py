@@ -1,0 +1,96 @@
+"""The general rules heldout20's and heldout21's misses led to, each on lines of its own (not the
+held-out files): a bracketed ``[N/M]`` step counter (torchvision's MetricLogger and its kin), the
+step of an aligned table row that goes on with its progress bar (and YOLO's silent GradScaler), a
+loss printed as 0 while the gradients flow, and a loss that explodes without a NaN printed."""
+
+from __future__ import annotations
+
+import io
+
+from fampnb import logs
+from fampnb.diagnose import diagnose
+
+
+def _both(lines: list[str]):
+    d = diagnose(logs.parse(lines))
+    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
+    assert fast.to_dict() == d.to_dict()
+    return d
+
+
+def _records(lines: list[str]) -> list[tuple[str, int, int | None, float | None]]:
+    return [(e.kind, e.step, e.total, e.loss) for e in logs.parse(lines)
+            if e.kind in ("loss", "nan")]
+
+
+# ---- [N/M] counters -------------------------------------------------------------------------
+def _metric_logger(epoch: int, it: int, total: int, loss: str) -> str:
+    return (f"Epoch: [{epoch}]  [{it:>4}/{total}]  eta: 0:10:00  lr: 0.000100  loss: {loss} "
+            f"({loss})  loss_cls: 0.5000 (0.5000)  time: 0.3000  data: 0.0100  max mem: 4000")
+
+
+def test_a_bracketed_counter_is_the_step_but_not_an_epochs() -> None:
+    assert _records([_metric_logger(0, 40, 500, "2.5000")]) == [("loss", 40, 500, 2.5)]
+    assert _records(["[120/90000] lr: 0.01 train_loss: 1.25"]) == [("loss", 120, 90000, 1.25)]
+    # an epoch's own counter is no step: the record keeps its line number
+    assert _records(["Epoch [7/100] loss: 0.75", "epoch: [8/100] loss: 0.5"]) == [
+        ("loss", 1, None, 0.75), ("loss", 2, None, 0.5)]
+
+
+def test_a_nan_check_right_after_the_first_iteration_is_at_the_start() -> None:
+    d = _both([_metric_logger(0, 0, 800, "4.1000"), "Loss is nan, stopping training",
+               "{'loss_cls': tensor(nan, device='cuda:0')}"])
+    assert d.verdict == "data", d.reason
+
+
+# ---- a table row with its progress bar -------------------------------------------------------
+def _yolo_row(batch: int, loss: str) -> str:
+    return (f"      3/99     4.12G    {loss}    0.0500    0.0200       12       640:  40%|####  "
+            f"| {batch}/5000 [10:00<15:00,  3.10it/s]")
+
+
+def test_a_table_row_takes_its_step_from_the_bar_after_it() -> None:
+    head = "     Epoch   gpu_mem       box       obj       cls    labels  img_size"
+    ev = [e for e in logs.parse([head, _yolo_row(2000, "0.0400"), _yolo_row(2001, "nan")])
+          if e.kind in ("loss", "nan")]
+    assert [(e.kind, e.step) for e in ev] == [("loss", 2000), ("nan", 2001)]
+    # YOLO's train.py runs torch.cuda.amp's GradScaler, which never prints: a NaN mid-epoch with
+    # no stated precision cannot tell a hidden overflow from bf16/fp32
+    assert {e.framework for e in ev} == {"torch"}
+    d = _both([head] + [_yolo_row(2000 + k, "0.0400") for k in range(4)]
+              + [_yolo_row(2004 + k, "nan") for k in range(3)])
+    assert d.verdict == "unknown", d.reason
+
+
+# ---- a loss printed as 0 ---------------------------------------------------------------------
+def _hf(loss: float, gn: float, epoch: float) -> str:
+    return f"{{'loss': {loss}, 'grad_norm': {gn}, 'learning_rate': 1e-05, 'kl': 0.0004, 'epoch': {epoch}}}"
+
+
+def test_a_zero_loss_whose_gradients_flow_is_no_underflow() -> None:
+    flowing = _both([_hf(0.0, 0.09 + k / 100, 0.1 * (k + 1)) for k in range(5)])
+    assert flowing.verdict == "healthy", flowing.reason
+    # the same records with no gradient: the loss and gradients underflowed, or nothing trains
+    stuck = _both([_hf(0.0, 0.0, 0.1 * (k + 1)) for k in range(5)])
+    assert stuck.verdict == "unknown" and stuck.check == "loss-became-zero", stuck.reason
+
+
+# ---- an exploded loss ------------------------------------------------------------------------
+def _step(step: int, loss: float) -> str:
+    return f"step: {step}  loss: {loss:.4f}  lr: 0.001"
+
+
+def test_a_loss_that_explodes_and_stays_up_is_no_health() -> None:
+    mid = _both([_step(1000 + 50 * k, 0.5 - k / 100) for k in range(6)]
+                + [_step(1300, 9.2e4), _step(1350, 3.1e7), _step(1400, 8.8e9)])
+    assert mid.verdict == "no-scaler" and mid.check == "loss-explodes", mid.reason
+    start = _both([_step(0, 2.3), _step(20, 7.7e12), _step(40, 6.1e15)])
+    assert start.verdict == "data" and start.check == "loss-explodes", start.reason
+
+
+def test_a_spike_that_falls_back_or_stays_small_is_not_an_explosion() -> None:
+    recovering = _both([_step(1000 + 50 * k, 0.05) for k in range(6)]
+                       + [_step(1300, 4.0e7), _step(1350, 2.0e10), _step(1400, 9.0e4)])
+    assert recovering.verdict == "healthy", recovering.reason
+    small = _both([_step(1000 + 50 * k, 1e-5) for k in range(6)] + [_step(1300, 0.2)])
+    assert small.verdict == "healthy", small.reason
