@@ -207,3 +207,29 @@ def test_ipympl_frames_are_matplotlibs_frames_encoded_faster():  # toolbar, outs
     assert len(frames["fast"]) == 4
     for (_, fast), (_, slow) in zip(frames["fast"], frames["matplotlib"]):
         assert np.array_equal(fast, slow)
+
+
+@pytest.mark.filterwarnings("ignore:Passing unrecognized arguments:DeprecationWarning")  # ipympl's
+def test_ipympl_refresh_draws_and_sends_one_frame_per_change(monkeypatch):  # toolbar
+    """Under ipympl a refresh draws the canvas at once: each change sends its frame itself,
+    without ``draw_idle``'s request through the page (which would ask the kernel back for it)."""
+    pytest.importorskip("ipympl")
+    import matplotlib.pyplot as plt
+
+    old = matplotlib.get_backend()
+    plt.switch_backend("module://ipympl.backend_nbagg")
+    try:
+        live = base.LiveFigure(figsize=(3, 2))
+        assert live.ipympl and live.view is live.fig.canvas
+        sent: list[bytes] = []
+        asked: list[int] = []
+        monkeypatch.setattr(live.fig.canvas, "send_binary", sent.append)
+        monkeypatch.setattr(live.fig.canvas, "draw_idle", lambda: asked.append(1))
+        (line,) = live.ax.plot([0, 1], [0, 1])
+        for y in ([1, 0], [0.5, 0.2], [0.2, 0.9]):
+            line.set_ydata(y)
+            live.refresh()
+        assert len(sent) == 3 and not asked
+        plt.close(live.fig)
+    finally:
+        plt.switch_backend(old)

@@ -3,8 +3,9 @@
 Rules every ``make_*`` follows (DESIGN.md):
 - each control gets the CSS class ``fampnb-<name>`` (``tag``), the hook browser tests use;
 - the figure is created once (``LiveFigure``); a change calls the ``update_*`` of ``fampnb.plots``
-  on the existing artists and then ``LiveFigure.refresh()``: ``draw_idle()`` under ipympl, a new
-  PNG in the widget's ``Image`` under the inline backend (never both).  The inline refresh costs
+  on the existing artists and then ``LiveFigure.refresh()``: one draw of the ipympl canvas (which
+  sends the changed pixels), or a new PNG in the widget's ``Image`` under the inline backend
+  (never both).  The inline refresh costs
   one Agg draw: the figure uses constrained layout, so no tight-box pass (``bbox_inches="tight"``
   draws twice), and the PNG is encoded from the buffer that draw filled, at a fast compression
   level (a live view, not an archive).  The layout pass itself runs only when what it reads
@@ -90,17 +91,21 @@ class LiveFigure:
         self._laid_out: tuple[Any, ...] | None = None  # layout_key() when the layout last ran
 
     def refresh(self) -> None:
-        """Show the updated artists: ``draw_idle`` under ipympl, else a new PNG in the Image."""
-        if self.ipympl:
-            self._choose_layout()
-            self.fig.canvas.draw_idle()
-            return
-        # Render the PNG here rather than display(fig): the figure's image formatter exists only
-        # once pyplot has set up the inline backend, which a kernel may not have done yet.  What
-        # the layout key measures (ticks, legend sizes) the draw right after finds worked out.
+        """Show the updated artists: one draw of the ipympl canvas, else a new PNG in the Image.
+
+        Under ipympl the canvas is drawn at once (``canvas.draw()`` renders and sends the pixels
+        that changed): ``draw_idle()`` would send the page a request to ask the kernel for that
+        draw, one more round trip through the page per change.  Inline, the PNG is rendered here
+        rather than by display(fig): the figure's image formatter exists only once pyplot has
+        set up the inline backend, which a kernel may not have done yet.  In both, what the
+        layout key measures (ticks, legend sizes) the draw right after finds worked out.
+        """
         with self.fig.remembering():
             self._choose_layout()
-            self.view.value = self.png()
+            if self.ipympl:
+                self.fig.canvas.draw()
+            else:
+                self.view.value = self.png()
 
     def _forget_layout(self) -> None:
         self._laid_out = None

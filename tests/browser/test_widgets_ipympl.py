@@ -1,9 +1,10 @@
 """Every widget notebook once more under ipympl (``%matplotlib widget``, what ``make lab`` installs).
 
 The notebook's kernel is switched to ipympl before Run All, so every ``LiveFigure`` is an ipympl
-canvas refreshed by ``draw_idle()``.  For each widget the test moves one control in the browser
-(the same step as the inline tests: the kernel's texts must equal the package twin's), and checks
-that the widget's figure is an ipympl canvas (no inline PNG) whose pixels changed after the move.
+canvas that each change draws (``LiveFigure.refresh``).  For each widget the test moves one control
+in the browser (the same step as the inline tests: the kernel's texts must equal the package
+twin's), and checks that the widget's figure is an ipympl canvas (no inline PNG) whose pixels
+changed after the move.
 """
 
 from __future__ import annotations
