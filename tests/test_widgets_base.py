@@ -211,8 +211,9 @@ def test_ipympl_frames_are_matplotlibs_frames_encoded_faster():  # toolbar, outs
 
 @pytest.mark.filterwarnings("ignore:Passing unrecognized arguments:DeprecationWarning")  # ipympl's
 def test_ipympl_refresh_draws_and_sends_one_frame_per_change(monkeypatch):  # toolbar
-    """Under ipympl a refresh draws the canvas at once: each change sends its frame itself,
-    without ``draw_idle``'s request through the page (which would ask the kernel back for it)."""
+    """Under ipympl, once a page shows the canvas, a refresh draws it at once: each change sends
+    its frame itself, without ``draw_idle``'s request through the page (which would ask the
+    kernel back for it); before that, ``draw_idle`` (the page asks for its first frame)."""
     pytest.importorskip("ipympl")
     import matplotlib.pyplot as plt
 
@@ -226,10 +227,14 @@ def test_ipympl_refresh_draws_and_sends_one_frame_per_change(monkeypatch):  # to
         monkeypatch.setattr(live.fig.canvas, "send_binary", sent.append)
         monkeypatch.setattr(live.fig.canvas, "draw_idle", lambda: asked.append(1))
         (line,) = live.ax.plot([0, 1], [0, 1])
+        # no page shows the canvas yet: it will ask for its first (whole) frame itself
+        live.refresh()
+        assert (len(sent), len(asked)) == (0, 1)
+        live.fig.canvas.syncing_data_url = False    # what the page's "initialized" message sets
         for y in ([1, 0], [0.5, 0.2], [0.2, 0.9]):
             line.set_ydata(y)
             live.refresh()
-        assert len(sent) == 3 and not asked
+        assert (len(sent), len(asked)) == (3, 1)
         plt.close(live.fig)
     finally:
         plt.switch_backend(old)

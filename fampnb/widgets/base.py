@@ -94,8 +94,11 @@ class LiveFigure:
         """Show the updated artists: one draw of the ipympl canvas, else a new PNG in the Image.
 
         Under ipympl the canvas is drawn at once (``canvas.draw()`` renders and sends the pixels
-        that changed): ``draw_idle()`` would send the page a request to ask the kernel for that
-        draw, one more round trip through the page per change.  Inline, the PNG is rendered here
+        that changed) once a page shows it: ``draw_idle()`` would send the page a request to ask
+        the kernel for that draw, one more round trip through the page per change.  Before a
+        page shows it (ipympl still ``syncing_data_url``), ``draw_idle()``: the page asks for its
+        first, whole frame when it is ready (a frame drawn earlier would be taken for the one it
+        has, and the next ones sent as differences to nothing).  Inline, the PNG is rendered here
         rather than by display(fig): the figure's image formatter exists only once pyplot has
         set up the inline backend, which a kernel may not have done yet.  In both, what the
         layout key measures (ticks, legend sizes) the draw right after finds worked out.
@@ -103,7 +106,11 @@ class LiveFigure:
         with self.fig.remembering():
             self._choose_layout()
             if self.ipympl:
-                self.fig.canvas.draw()
+                canvas = self.fig.canvas
+                if getattr(canvas, "syncing_data_url", True):
+                    canvas.draw_idle()
+                else:
+                    canvas.draw()
             else:
                 self.view.value = self.png()
 
