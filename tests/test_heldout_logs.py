@@ -4,7 +4,7 @@ Six independent held-out sets: ``tests/data/heldout/`` (24 files), ``tests/data/
 files), ``tests/data/heldout3/`` (14), ``tests/data/heldout4/`` (15), ``tests/data/heldout5/``
 (12) and a small ``tests/data/heldout6/`` (4).  The READMEs of the last four record the first
 doctor run on each (10 of 14, 13 of 15, 10 of 12, 4 of 4) and the rules that changed after it.
-Later sets (``heldout7`` to ``heldout21``, see ``FOLDERS``) record their first runs the same way;
+Later sets (``heldout7`` to ``heldout22``, see ``FOLDERS``) record their first runs the same way;
 ``KNOWN_MISSES`` are the rows left missing after their set's fixes (strict xfails).
 The expected verdicts live only in each folder's ``README.md`` (the "Per file" table); this
 test parses that table instead of retyping them. Rows marked ``certain`` must get exactly the
@@ -26,7 +26,7 @@ DATA = Path(__file__).parent / "data"
 FOLDERS = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
            "heldout9", "heldout10", "heldout11", "heldout12",
            "heldout13", "heldout14", "heldout15", "heldout16", "heldout17",
-           "heldout18", "heldout19", "heldout20", "heldout21")
+           "heldout18", "heldout19", "heldout20", "heldout21", "heldout22")
 #: rows that still miss after their set's fixes, each left as it is for the reason in its set's
 #: README ("First doctor run"): a strict xfail, so that a change that mends one is noticed
 KNOWN_MISSES = {
@@ -50,9 +50,10 @@ KNOWN_MISSES = {
 }
 #: sets that lack a verdict, for the reason in their README (no unused thread of that kind)
 UNCOVERED = {"heldout21": {"overflow"}}
-#: the sixth set is small (the stored threads had little left that no earlier set used): its
-#: size and verdict coverage are not held to the others' bar
-SMALL = {"heldout6": 4}
+#: the sixth set is small (the stored threads had little left that no earlier set used), and the
+#: twenty-second (Q&A pages rarely keep the pasted log): their size and verdict coverage are not
+#: held to the others' bar
+SMALL = {"heldout6": 4, "heldout22": 7}
 VERDICTS = {"healthy", "overflow", "data", "no-scaler", "unknown"}
 COLUMNS = ("file", "source", "framework", "shows", "expected", "certainty", "defensible")
 
