@@ -105,7 +105,7 @@ def test_a_change_that_keeps_the_layout_skips_the_layout_pass(monkeypatch):
     line.set_ydata([1, 0])
     live.refresh()
     assert not _laid_out(live)
-    got = np.asarray(Image.open(io.BytesIO(live.view.value)))
+    got = np.asarray(Image.open(io.BytesIO(live.view.value)).convert("RGBA"))
     live.fig.set_layout_engine("constrained")
     live.fig.canvas.draw()
     assert np.array_equal(got, np.asarray(live.fig.canvas.buffer_rgba()))
@@ -238,3 +238,22 @@ def test_ipympl_refresh_draws_and_sends_one_frame_per_change(monkeypatch):  # to
         plt.close(live.fig)
     finally:
         plt.switch_backend(old)
+
+
+def test_png_is_rgb_when_opaque_and_rgba_otherwise():
+    """``_png_rgba`` writes an opaque buffer (a figure) as RGB and one with transparency (an
+    ipympl difference frame) as RGBA, the same pixels either way."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    opaque = rng.integers(0, 256, (5, 7, 4), dtype=np.uint8)
+    opaque[:, :, 3] = 255
+    clear = opaque.copy()
+    clear[2, 3, 3] = 0
+    for buf, mode in ((opaque, "RGB"), (clear, "RGBA")):
+        img = Image.open(io.BytesIO(base._png_rgba(buf.tobytes(), 7, 5, 1)))
+        assert img.mode == mode
+        assert np.array_equal(np.asarray(img.convert("RGBA")), buf)
