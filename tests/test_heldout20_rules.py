@@ -94,3 +94,38 @@ def test_a_spike_that_falls_back_or_stays_small_is_not_an_explosion() -> None:
     assert recovering.verdict == "healthy", recovering.reason
     small = _both([_step(1000 + 50 * k, 1e-5) for k in range(6)] + [_step(1300, 0.2)])
     assert small.verdict == "healthy", small.reason
+
+
+# ---- heldout23: evaluation lines, summaries, aligned tables with lists ------------------------
+def test_a_line_that_opens_with_an_evaluation_tag_is_the_evaluations() -> None:
+    ev = [e for e in logs.parse(["Valid Epoch: 3 Loss: nan: 100%|##########| 60/60 [00:04<00:00]",
+                                 "Test Epoch: 3 loss: 0.25"]) if e.loss is not None]
+    assert [(e.kind, e.rule) for e in ev] == [("note", "eval-loss"), ("note", "eval-loss")]
+    # a NaN on every evaluation while training stays finite: the evaluation's NaN
+    lines = []
+    for ep in range(5):
+        lines += [f"Train Epoch: {ep} Loss: {0.9 - ep / 20:.4f}: 100%|######| 900/900 [00:53<00:00]",
+                  f"Valid Epoch: {ep} Loss: nan: 100%|######| 60/60 [00:04<00:00]"]
+    d = _both(lines)
+    assert d.verdict == "unknown" and d.check == "eval-nan-only", d.reason
+
+
+def test_a_best_so_far_is_no_record() -> None:
+    assert _records(["Min_val_loss: 10000000000.0", "best_loss: 0.31", "lowest loss: 0.2"]) == []
+    assert _records(["min_lr: 0.001 loss: 0.5"]) == [("loss", 1, None, 0.5)]
+
+
+def test_a_log_of_finite_evaluations_only_is_healthy() -> None:
+    d = _both([f"eval epoch: {k}, loss: {120 - k:.4f}, acc: 0.9" for k in range(1, 8)])
+    assert d.verdict == "healthy", d.reason
+
+
+def test_an_aligned_table_with_spaced_names_and_lists_of_loss_terms() -> None:
+    head = "Step      Train loss                Test loss                 Test metric"
+    rows = [f"{s:<10}[{a:.2e}, {b:.2e}]    [{a:.2e}, {b:.2e}]    []  "
+            for s, a, b in ((0, 5.1, 0.7), (1000, 2.2, 0.3), (2000, 1.1, 0.1))]
+    ev = [e for e in logs.parse([head, *rows]) if e.kind in ("loss", "nan")]
+    assert [(e.step, round(e.loss, 3)) for e in ev] == [(0, 2.9), (1000, 1.25), (2000, 0.6)]
+    nan = f"{3000:<10}[nan, 1.00e-01]    [nan, 1.00e-01]    []  "
+    d = _both([head, *rows, nan, nan.replace("3000", "4000")])
+    assert d.first_nan_step == 3000 and d.verdict != "healthy", d.reason

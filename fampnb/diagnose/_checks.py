@@ -375,6 +375,8 @@ def loss_explodes(c: Case) -> Finding | None:
 
 def no_records(c: Case) -> Finding | None:
     acc = c.acc
+    if acc.nan.eval_finite and not acc.nan.eval_nan:
+        return None     # only an evaluation's records, every one finite: healthy where it shows
     if not (acc.log.n == 0 or (acc.nan.finite == 0 and not acc.scale.runs and not acc.skip.count
                            and acc.scale.final_scale is None and acc.nan.first_nan is None)):
         return None

@@ -246,4 +246,7 @@ def healthy_reason(acc: Accumulator, caveats: list[str], evidence: list[Event]) 
         parts.append(f"{acc.nan.finite} finite loss record(s), no lasting NaN")
         if acc.nan.last_loss_ev is not None:
             evidence.append(acc.nan.last_loss_ev)
+    elif acc.nan.eval_finite:
+        parts.append(f"{acc.nan.eval_finite} finite evaluation record(s) and no training record: "
+                     "the model stays finite where the log shows it")
     return "; ".join(parts) if parts else "no NaN, no failure signature"

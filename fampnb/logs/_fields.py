@@ -165,10 +165,12 @@ _EVAL = re.compile(r"(?:val|vali|valid|validation|eval|evaluation|test|dev)[_/ ]
 
 
 #: a line tagged as an evaluation's (``Epoch 0 [CV] progress 290/341 loss nan``, WeNet's ``CV Batch
-#: 3/100 loss 0.9``, mmengine's ``Epoch(val) [1][100/500]``): its record is the evaluation's
+#: 3/100 loss 0.9``, mmengine's ``Epoch(val) [1][100/500]``, a bar's ``Valid Epoch: 16 Loss: nan``):
+#: its record is the evaluation's
 _EVAL_TAG = re.compile(r"\[(?:cv|val|valid|validation|eval|evaluation|test|dev)\]|"
                        r"\((?:val|valid|validation|eval|test)\)|"
-                       r"\b(?:cv|val|valid|eval|test)\s+batch\s+\d")
+                       r"\b(?:cv|val|valid|eval|test)\s+batch\s+\d|"
+                       r"^\s*(?:val|valid|validation|eval|evaluation|test)[:\s]+(?:epoch|step|iter)")
 
 
 def evaluation(keys: Iterable[str]) -> bool:

@@ -27,7 +27,7 @@ import re
 
 from fampnb.logs._num import NUM
 from fampnb.logs._read import utf16
-from fampnb.logs._vocab import role
+from fampnb.logs._vocab import role, summary
 
 __all__ = ["pairs", "header", "row", "json_field", "number", "array_value", "CONNECTIVES", "ARRAY",
            "exact_zero", "structured_head"]
@@ -111,6 +111,8 @@ def _name(key: str) -> str:
     while len(words) > 1 and words[-1] in CONNECTIVES:
         words.pop()
     whole = " ".join(words)
+    if summary(whole):
+        return whole        # (``lowest loss``: the best so far, not a loss with a word before it)
     for k in (whole, " ".join(words[-2:]), words[-1]):
         if role(k) is not None and (k == whole or k not in _ALONE):
             return k
@@ -134,11 +136,17 @@ _DELIMS = ("\t", ",", ";", "|")
 #: a header row names columns: no number standing on its own, no ``key=value`` or ``key: value``
 _NOT_HEADER = re.compile(r"(?<![\w.])[-+]?\.?\d|=|:\s")
 _CELL = re.compile(r"^[a-z_][\w./\- ()\[\]]*$")
+#: the gap between aligned columns: two or more spaces (a tab counts)
+_WIDE = re.compile(r"\s{2,}|\t")
+#: a cell holding a bracketed list of numbers (DeepXDE's per-term losses ``[2.92e+02, 4.68e+01]``)
+_LIST_CELL = re.compile(r"^\[[-+.\deinfa, ]*\]$")
 
 
 def _split(text: str, delim: str) -> list[str]:
     if delim == " ":
         return text.split()
+    if delim == "  ":    # aligned columns whose names have a space inside (``Train loss``)
+        return _WIDE.split(text.strip())
     cells = text.strip().strip("|").split(delim) if delim == "|" else text.split(delim)
     return [c.strip().strip("'\"").strip() for c in cells]
 
@@ -164,11 +172,16 @@ def header(low: str) -> tuple[str, list[str]] | None:
     s = low.strip()
     if len(s) > 2000 or not s or _NOT_HEADER.search(s):
         return None
-    for delim in _DELIMS + (" ",):
-        if delim != " " and delim not in s:
+    for delim in _DELIMS + ("  ", " "):
+        spaces = delim in ("  ", " ")
+        if not spaces and delim not in s:
             continue
-        if delim == " " and ("  " not in s or s.count(" ") > 200):
+        if spaces and ("  " not in s or s.count(" ") > 200):
             continue            # (aligned columns: runs of spaces between the names)
+        if delim == "  " and (" " not in _WIDE.sub("", s) or any(
+                sum(role(w) is not None for w in c.split(" ")) > 1 for c in _WIDE.split(s))):
+            continue            # (no name with a space inside, or single-spaced columns: pandas'
+            #                     ``iter loss gnorm    scale``, a word with a role each)
         cells = _split(s, delim)
         if len(cells) < 2 or not all(cells) or not all(_CELL.match(c) for c in cells):
             continue
@@ -186,7 +199,8 @@ _COUNTER = re.compile(r"^(\d+)/\d+$")
 def row(low: str, delim: str, names: list[str]) -> dict[str, str] | None:
     """``{name: cell}`` of a data row under ``names``, else None: as many cells (an aligned row
     may go on with a progress bar after them), and every cell under a named role a number, an
-    ``N/M`` counter (``N``) or empty, one of them a number at least."""
+    ``N/M`` counter (``N``), a bracketed list of numbers (its mean) or empty, one of them a
+    number at least."""
     cells = _split(low.strip(), delim)
     if len(cells) < len(names) or (len(cells) > len(names) and delim != " "):
         return None
@@ -197,6 +211,8 @@ def row(low: str, delim: str, names: list[str]) -> dict[str, str] | None:
         m = _COUNTER.match(c)
         if m:
             c = m.group(1)
+        elif c[:1] == "[" and _LIST_CELL.match(c) and c != "[]":
+            c = array_value(c)      # loss terms: their mean (NaN when one is), as ``pairs`` reads
         elif number(c) is None:
             return None
         out[n] = c

@@ -7,7 +7,8 @@ grad_scale, scale, cur_scale), ``log2_scale`` (a scale printed as its base-2 log
 ``lg_loss_scale``), ``grad_norm`` (grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step``
 (step, global_step, iter, iteration, batch, num_updates, update, Marian's ``up.``), ``epoch``
 (epoch, PaddlePaddle's ``pass``, Marian's ``ep.``) and ``lr``. A ``train/``, ``train_`` or
-``train `` prefix (and ``trainer/``) is dropped first.
+``train `` prefix (and ``trainer/``) is dropped first.  A summary's name (``min_``, ``max_``,
+``best_``, ``lowest_``: the best value so far, ``Min_val_loss: 1e10``) has no role.
 
 ``WORDS`` are the words some role's names contain: the reader's prefilter and the fast reader's
 "record-like line" test are built from them (``fampnb.logs._rules``, ``fampnb.logs._pick``).
@@ -19,8 +20,8 @@ import math
 import re
 from functools import lru_cache
 
-__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "TOTAL_LOSS", "LOG2_SCALE_KEYS", "pick_loss", "loss_key",
-           "record"]
+__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "LOG2_SCALE_KEYS",
+           "pick_loss", "loss_key", "record"]
 
 ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
 
@@ -57,6 +58,13 @@ TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm lo
                         "nll"})
 LOG2_SCALE_KEYS = frozenset(k for k, r in _EXACT.items() if r == "log2_scale")
 _PREFIX = re.compile(r"^(?:trainer/|train/|train_|train |training[ _/])")
+#: a summary's prefix: the best (lowest, highest) value so far, not the value of this record
+_SUMMARY = re.compile(r"^(?:min|max|best|lowest)[_ ./-]")
+
+
+def summary(key: str) -> bool:
+    """Does the (lower-cased) name hold the best value so far (``min_val_loss``, ``best loss``)?"""
+    return key[:3] in ("min", "max", "bes", "low") and _SUMMARY.match(key) is not None
 
 
 def _strip(key: str) -> str:
@@ -71,6 +79,8 @@ def role(key: str) -> str | None:
     r = _EXACT.get(k)
     if r is not None:
         return r
+    if summary(k):
+        return None     # the best value so far (``Min_val_loss: 1e10``, ``best_loss``): no record's
     if k.endswith(("crossentropy", "smoothl1")) or "crossentropyloss" in k:
         return "loss"   # (GluonCV's ``CrossEntropy=``/``SmoothL1=``, Trax's ``CrossEntropyLossWith...``)
     if "loss" in k:

@@ -253,6 +253,8 @@ REASONS: list[tuple[str, str]] = [
     ("{n} record(s) with a non-finite grad norm and a finite loss are skipped steps",
      "{n} 条梯度范数非有限而 loss 有限的记录是被跳过的步"),
     ("{n} finite loss record(s), no lasting NaN", "{n} 条有限的 loss 记录，没有持续的 NaN"),
+    ("{n} finite evaluation record(s) and no training record: the model stays finite where the "
+     "log shows it", "{n} 条有限的评估记录，没有训练记录：在日志显示的地方模型一直是有限值"),
     ("the missing loss field goes with a non-zero skipped-iterations counter: skipped start-up "
      "steps, not NaN", "缺失的 loss 字段伴随着非零的跳过迭代计数：是启动时被跳过的步，不是 NaN"),
     ("the scale is already {scale} at the first record", "第一条记录时尺度已经是 {scale}"),
