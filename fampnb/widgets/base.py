@@ -145,26 +145,24 @@ class LiveFigure:
 def _png_rgba(rgba: Any, width: int, height: int, compress_level: int) -> bytes:
     """PNG bytes of an 8-bit RGBA buffer, rows unfiltered.  Pillow tries every PNG filter on
     every row, which costs more than compressing a figure (mostly flat colour) at a fast zlib
-    level; unfiltered, the encoding takes half the time for about the same bytes.  An opaque
-    buffer (a figure's) is written as RGB: a quarter less to compress and to send."""
+    level; unfiltered, the encoding takes half the time for about the same bytes.  The rows are
+    built in one copy and handed to zlib as they are (``np.zeros`` and ``tobytes`` would copy twice
+    more: 3 ms of the decay figure's 2 MB frame)."""
     import struct
     import zlib
 
     import numpy as np
 
-    pixels = np.frombuffer(rgba, np.uint8).reshape(height, width, 4)
-    opaque = bool((pixels[:, :, 3] == 255).all())
-    channels = 3 if opaque else 4
-    rows = np.zeros((height, 1 + channels * width), np.uint8)  # a leading 0 per row: filter "None"
-    rows[:, 1:] = (pixels[:, :, :3] if opaque else pixels).reshape(height, channels * width)
+    rows = np.empty((height, 1 + 4 * width), np.uint8)
+    rows[:, 0] = 0                          # each row's filter byte: "None"
+    rows[:, 1:] = np.frombuffer(rgba, np.uint8).reshape(height, 4 * width)
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    # 8 bits, RGB (colour type 2) or RGBA (6), no interlace
-    header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits, RGBA, no interlace
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(rows.tobytes(), compress_level)) + chunk(b"IEND", b""))
+            + chunk(b"IDAT", zlib.compress(rows, compress_level)) + chunk(b"IEND", b""))
 
 
 def _fast_frames(canvas: Any) -> None:
