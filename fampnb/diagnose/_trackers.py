@@ -154,7 +154,6 @@ class NanTracker:
         self.rec_index += 1
         return first
 
-
     def _explosion(self, ev: Event, log: LogTracker) -> None:
         """A finite training loss EXPLODE times the largest before it (and at least
         EXPLODE_AT): the divergence that ends in a NaN, before the NaN is printed."""

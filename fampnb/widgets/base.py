@@ -5,12 +5,12 @@ Rules every ``make_*`` follows (DESIGN.md):
 - the figure is created once (``LiveFigure``); a change calls the ``update_*`` of ``fampnb.plots``
   on the existing artists and then ``LiveFigure.refresh()``: one draw of the ipympl canvas (which
   sends the changed pixels), or a new PNG in the widget's ``Image`` under the inline backend
-  (never both).  The inline refresh costs
-  one Agg draw: the figure uses constrained layout, so no tight-box pass (``bbox_inches="tight"``
-  draws twice), and the PNG is encoded from the buffer that draw filled, at a fast compression
-  level (a live view, not an archive).  The layout pass itself runs only when what it reads
-  changed (``layout_key``: tick-label sizes, labels, titles, legends, texts reaching out of the
-  axes); a change of data inside the same frame is drawn in the positions it gave;
+  (never both).  The inline refresh costs one Agg draw: the figure uses constrained layout, so
+  no tight-box pass (``bbox_inches="tight"`` draws twice), and the PNG is encoded from the
+  buffer that draw filled, at a fast compression level (a live view, not an archive).  The
+  layout pass itself runs only when what it reads changed (``layout_key``: tick-label sizes,
+  labels, titles, legends, texts reaching out of the axes); a change of data inside the same
+  frame is drawn in the positions it gave;
 - callbacks are wrapped by ``guard``: an exception becomes a one-line message in the widget's status
   line (class ``fampnb-<name>-status``) and the widget keeps working.
 """
