@@ -111,10 +111,10 @@ def _name(key: str) -> str:
     while len(words) > 1 and words[-1] in CONNECTIVES:
         words.pop()
     whole = " ".join(words)
-    if summary(whole):
+    if len(words) == 1 or role(whole) is not None or summary(whole):
         return whole        # (``lowest loss``: the best so far, not a loss with a word before it)
-    for k in (whole, " ".join(words[-2:]), words[-1]):
-        if role(k) is not None and (k == whole or k not in _ALONE):
+    for k in (" ".join(words[-2:]), words[-1]):
+        if role(k) is not None and k not in _ALONE:
             return k
     return whole
 

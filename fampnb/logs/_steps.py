@@ -92,7 +92,7 @@ def step_of(text: str) -> tuple[int | None, int | None, bool]:
     """``(step, total, named)`` the (lower-cased) line names, else ``(None, None, False)``;
     ``named``: by a word (``step``, ``iter``, ``global_step``), not a bare ``N/M`` counter."""
     for word, rx, g_step, g_total, epoch in _STEP_RULES:
-        if word not in text:
+        if word not in text or (word == "[" and "/" not in text):
             continue
         m = (_search_count(rx, text) if word == "/" else _bracket(rx, text) if word == "["
              else _search_at(rx, text, word))
