@@ -157,7 +157,7 @@ class NanTracker:
     def _explosion(self, ev: Event, log: LogTracker) -> None:
         """A finite training loss EXPLODE times the largest before it (and at least
         EXPLODE_AT): the divergence that ends in a NaN, before the NaN is printed."""
-        if ev.rule in ("loss-eval", "loss-eval-nan") or ev.loss is None:
+        if ev.loss is None:
             return
         size = abs(ev.loss)
         if (self.exploded is None and self.peak > 0 and size >= EXPLODE * self.peak

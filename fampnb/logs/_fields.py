@@ -21,6 +21,7 @@ from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
 __all__ = ["records", "hf", "hf_fields", "framework_of", "pick_loss", "table_row", "kv_values",
+           "numbers",
            "evaluation", "eval_record", "eval_rule", "field_row",
            "log2_scale", "zero_written", "LOG2_SCALE_KEYS"]
 
@@ -321,15 +322,15 @@ def log2_scale(x: float) -> float:
     return 2.0 ** x if x < 1024 else math.inf
 
 
-def kv_values(fields: dict[str, str]) -> tuple[float | None, float | None, float | None,
+def numbers(fields: dict[str, str]) -> dict[str, float]:
+    """The fields of a record given as ``{key: value text}`` whose value is a number."""
+    return {k: x for k, v in fields.items() if (x := _num(v)) is not None}
+
+
+def kv_values(nums: dict[str, float]) -> tuple[float | None, float | None, float | None,
                                                int | None, float | None, float | None]:
-    """``(loss, grad_norm, scale, step, scale_log2, epoch)`` of a record given as ``{key: value
-    text}`` (``scale_log2``: the printed base-2 logarithm, where the scale is printed as one)."""
-    nums: dict[str, float] = {}
-    for k, v in fields.items():
-        x = _num(v)
-        if x is not None:
-            nums[k] = x
+    """``(loss, grad_norm, scale, step, scale_log2, epoch)`` of a record's numbers (``numbers``;
+    ``scale_log2``: the printed base-2 logarithm, where the scale is printed as one)."""
     rec = vocab_record(nums)
     lg2 = rec.get("log2_scale") if "scale" not in rec else None
     scale = log2_scale(lg2) if lg2 is not None else rec.get("scale")

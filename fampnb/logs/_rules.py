@@ -23,6 +23,7 @@ from fampnb.logs._fields import field_row as _field_row
 from fampnb.logs._fields import hf_fields as _hf_fields
 from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
+from fampnb.logs._fields import numbers as _numbers
 from fampnb.logs._fields import records as _records
 from fampnb.logs._fields import table_row as _table_row
 from fampnb.logs._fields import zero_written as _zero_written
@@ -67,7 +68,6 @@ from fampnb.logs._messages import (
 )
 from fampnb.logs._notation import header as _header
 from fampnb.logs._notation import json_field as _json_field
-from fampnb.logs._notation import number as _number
 from fampnb.logs._notation import row as _csv_row
 from fampnb.logs._notation import structured_head
 from fampnb.logs._steps import EPOCH as _EPOCH
@@ -484,7 +484,8 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     fields, line_no = st.table, st.table_line
     near = _near_step(st, st.table_first)
     st.table = {}
-    loss, gnorm, scale, step, lg2, epoch = _kv_values(fields)
+    nums = _numbers(fields)
+    loss, gnorm, scale, step, lg2, epoch = _kv_values(nums)
     if step is not None:
         st.step = step
     if epoch is not None and epoch == int(epoch):
@@ -504,7 +505,6 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     if loss is not None:
         kind = "loss" if math.isfinite(loss) else "nan"
         if kind == "loss":
-            nums = {k: x for k, v in fields.items() if (x := _number(v)) is not None}
             kw["rule"] = _eval_rule(nums) or rule
         return [Event(kind=kind, **kw)]  # type: ignore[arg-type]
     if gnorm is not None and not math.isfinite(gnorm):
