@@ -522,11 +522,15 @@ class NotebookPage:
 
     def canvas_data_url(self, locator: Any) -> str:
         """The pixels of the first visible ``<canvas>`` inside ``locator`` (an ipympl figure) as
-        a PNG data URL: two calls give different strings when the picture changed."""
+        a PNG data URL: two calls give different strings when the picture changed.  '' while no
+        visible canvas has been painted yet (none laid out, or every pixel still transparent)."""
         return str(locator.evaluate("""(el) => {
             const c = [...el.querySelectorAll('canvas')].find(c => c.width > 0 && c.height > 0
                 && c.offsetParent !== null);
-            return c ? c.toDataURL('image/png') : '';
+            if (!c) return '';
+            const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) return c.toDataURL('image/png');
+            return '';
         }"""))
 
     # -- checks -----------------------------------------------------------------------------

@@ -55,6 +55,18 @@ def action(twin: Twin, case: Case) -> Any:
     return twin.choose(case.key, other)
 
 
+def wait_canvas_painted(nb: Any, area: Any, timeout_s: float = 30.0) -> str:
+    """The canvas's first picture: the page lays the ipympl canvas out and paints the kernel's
+    first frame a moment after the widget's controls show, so this waits (bounded) for it."""
+    deadline = time.monotonic() + timeout_s
+    while not (now := nb.canvas_data_url(area)):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{nb.name}: the ipympl canvas stayed empty for "
+                                 f"{timeout_s:.0f} s\n{nb.problems_text()}")
+        nb.page.wait_for_timeout(100)
+    return now
+
+
 def wait_canvas_changed(nb: Any, area: Any, before: str, timeout_s: float = 30.0) -> str:
     deadline = time.monotonic() + timeout_s
     while True:
@@ -87,8 +99,7 @@ def test_widget_redraws_under_ipympl(open_notebook, case):
         assert area.locator(".widget-output img").count() == 0, \
             f"{nb.name}: the widget still shows an inline PNG under ipympl"
         nb.watch_pictures(area)
-        before = nb.canvas_data_url(area)
-        assert before, f"{nb.name}: the ipympl canvas is empty"
+        before = wait_canvas_painted(nb, area)
         twin.step(case.key, action(twin, case))
         wait_canvas_changed(nb, area, before)
         assert nb.picture_times(), f"{nb.name}: no frame was drawn onto the canvas"
