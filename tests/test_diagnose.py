@@ -523,7 +523,11 @@ CHAIN_CASES = {
     "loss-explodes": ("heldout21/ppdet-explosion_PaddleDetection_3326.log", "data"),
     "eval-nan-only": ([f"epoch {k} train_loss={1.0 / k:.4f} val_loss=nan" for k in range(1, 6)],
                       "unknown"),
+    "skips-only": ("heldout9/espnet2-tse_espnet_5065.log", "unknown"),
     "no-records": (["Epoch 1: starting", "done"], "unknown"),
+    "traceback-ends-log": ([_HF.format(2.0 - i / 100) for i in range(5)]
+                           + ["Traceback (most recent call last):",
+                              '  File "train.py", line 500, in main'], "unknown"),
     "healthy": ([_HF.format(2.0 - i / 100) for i in range(20)], "healthy"),
 }
 

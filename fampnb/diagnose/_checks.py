@@ -9,6 +9,7 @@ finds (``healthy``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -373,6 +374,23 @@ def loss_explodes(c: Case) -> Finding | None:
                    f"it ends in; {reason}", certainty)
 
 
+def skips_only(c: Case) -> Finding | None:
+    """Skipped steps for a non-finite gradient (ESPnet's ``The grad norm is nan. Skipping updating
+    the model.``) and not one loss record: nothing shows how it began, so nothing is healthy."""
+    acc = c.acc
+    if not (acc.skip.count and acc.nan.finite == 0 and acc.nan.first_nan is None
+            and acc.skip.overflow is None and not acc.scale.runs and acc.scale.final_scale is None
+            and not acc.nan.eval_finite and all(
+                e.grad_norm is not None and not math.isfinite(e.grad_norm)
+                for e in acc.skip.rules.values())):
+        return None
+    c.evidence += list(acc.skip.rules.values())[:2]
+    return Finding("unknown", f"{acc.skip.count} step(s) skipped for a non-finite gradient and no "
+                   "loss record: an fp16 overflow that the scaler skips and a NaN from a bad batch "
+                   "look the same here; the loss per step, the loss scale and the precision would "
+                   "tell")
+
+
 def no_records(c: Case) -> Finding | None:
     acc = c.acc
     if acc.nan.eval_finite and not acc.nan.eval_nan:
@@ -385,6 +403,19 @@ def no_records(c: Case) -> Finding | None:
                    f"{acc.nan.finite} finite loss record(s), roles seen: {roles}; to decide, the log "
                    "would need to show the loss per step (with its step), the loss scale or the "
                    "framework's overflow lines, and the precision")
+
+
+def traceback_ends_log(c: Case) -> Finding | None:
+    """Finite records, then an exception's traceback and no record after it: the run stopped
+    there, for a reason the log does not show as a NaN (not Ctrl-C: ``KeyboardInterrupt``)."""
+    acc, tb = c.acc, c.acc.log.traceback
+    if tb is None or acc.log.traceback_records != acc.nan.rec_index or not acc.nan.rec_index:
+        return None
+    c.evidence += [acc.nan.last_loss_ev, tb]
+    return Finding("unknown", f"the run stops with an exception after its last record (the "
+                   f"traceback at line {tb.line_no}): its cause is not in the records before it, "
+                   "and the exception's own line would tell whether it is a NaN or overflow "
+                   "check (a scale of 0 dividing, a non-finite check) or something else")
 
 
 def healthy(c: Case) -> Finding:
@@ -412,7 +443,9 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("loss-became-zero", loss_became_zero),
     ("loss-explodes", loss_explodes),
     ("eval-nan-only", eval_nan_only),
+    ("skips-only", skips_only),
     ("no-records", no_records),
+    ("traceback-ends-log", traceback_ends_log),
     ("healthy", healthy),
 )
 

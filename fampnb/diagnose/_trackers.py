@@ -32,6 +32,8 @@ class LogTracker:
         self.steps_seen = False           # some line named its step (a step counter exists)
         self.start_seen = False           # a start-up line (precision/config) came before a record
         self.fatal: list[Event] = []
+        self.traceback: Event | None = None   # the last traceback's first line (Ctrl-C's: None)
+        self.traceback_records = 0        # loss records before it
 
     def count(self, ev: Event) -> None:
         """A non-note event: its roles and rank."""
@@ -65,6 +67,17 @@ class LogTracker:
             self.fatal.append(ev)
 
 
+#: lines apart, at most, of one step's fields printed a line each
+STEP_LINES = 8
+
+
+def _same_step(nan: Event | None, ev: Event) -> bool:
+    """Is ``ev`` another field of the step whose field ``nan`` was (both with a step the line
+    names, the same one, a few lines apart)?"""
+    return (nan is not None and nan.explicit and ev.explicit and nan.step == ev.step
+            and 0 < ev.line_no - nan.line_no <= STEP_LINES)
+
+
 class NanTracker:
     """The loss records: finite ones (first and last few, a thinned series), the first NaN (and
     whether it is at the start of training), NaNs after it, whether the log ends on one, and the
@@ -86,6 +99,7 @@ class NanTracker:
         self.nans = 0
         self.finite_after_nan = 0
         self.last_record_nan = False
+        self.last_nan: Event | None = None
         self.nonzero = 0                  # finite, non-zero loss records so far
         self.zero_run = 0                 # the last records in a row with a loss of exactly 0
         self.zero_first: Event | None = None
@@ -150,7 +164,11 @@ class NanTracker:
             self.last_losses.append(ev.loss)
             self.last_loss_ev = ev
             self.loss_s.add((ev.step, ev.loss))
-            self.last_record_nan = False
+            # (a finite field of the NaN's own step, printed on a line of its own right after it:
+            # pix2pix's ``discrim_loss nan`` / ``gen_loss_L1 380.2``; the step stays a NaN one)
+            self.last_record_nan = self.last_record_nan and _same_step(self.last_nan, ev)
+        if bad:
+            self.last_nan = ev
         self.rec_index += 1
         return first
 

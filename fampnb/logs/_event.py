@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from fampnb.logs._num import NUM
+from fampnb.logs._num import NUM, nonfinite
 
 __all__ = ["Event", "LineState", "jsonable", "KINDS", "MAX_TEXT", "NUM"]
 
@@ -97,12 +97,12 @@ class LineState:
 
 
 def _f(text: str) -> float:
-    """``float()`` of a matched number; ``nan.0``/``inf.0`` (Lightning) and ``nanxxx`` (a fill
-    character: ``_num.NUM``) read as ``nan``/``inf``."""
+    """``float()`` of a matched number; ``nan.0``/``inf.0`` (Lightning), ``nanxxx`` (a fill
+    character) and ``nan.08`` (an overwritten value's end: ``_num.NUM``) read as ``nan``/``inf``."""
     try:
         return float(text)
     except ValueError:
-        return float(text.rstrip("x").rstrip("0").rstrip("."))
+        return nonfinite(text)
 
 
 def _c(pattern: str) -> re.Pattern[str]:

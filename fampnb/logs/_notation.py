@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 
-from fampnb.logs._num import NUM
+from fampnb.logs._num import NUM, nonfinite
 from fampnb.logs._read import utf16
 from fampnb.logs._vocab import role, summary
 
@@ -41,7 +41,7 @@ _PAIR = re.compile(
     r"(?<![\w.])(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q)(?:\[\s*\d+\s*\])?)"
     r"(?:\s*[:=]\s*|\s+\|\s+|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?"
-    r"(?![\w.]|[-:]\d|\s*/\s*\d)|"
+    r"(?!\w|\.[\w.]|[-:]\d|\s*/\s*\d)|"
     r"(?P<arr>" + ARRAY + "))")
 #: words between a name and its value that are not part of the name
 CONNECTIVES = frozenset({"is", "was", "became", "becomes", "become", "now", "value", "reads",
@@ -66,8 +66,8 @@ def number(text: str) -> float | None:
         return None
     try:
         return float(m.group(0))
-    except ValueError:           # ``nan.0`` (Lightning bars), ``nanxxx`` (a format's fill)
-        return float(m.group(0).rstrip("x").rstrip("0").rstrip("."))
+    except ValueError:           # ``nan.0`` (Lightning), ``nanxxx`` (a fill), ``nan.08``
+        return nonfinite(m.group(0))
 
 
 def array_value(text: str) -> str:

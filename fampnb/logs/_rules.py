@@ -63,6 +63,7 @@ from fampnb.logs._messages import (
     SCALE_SMALL,
     SCHED_WARN,
     START,
+    TF_CHECK,
     TF_NAN,
     TRACE_ERR,
 )
@@ -75,6 +76,7 @@ from fampnb.logs._steps import LEAD_EPOCH as _LEAD_EPOCH
 from fampnb.logs._steps import YOLO_EPOCH as _YOLO_EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
+from fampnb.logs._vocab import LOG2_SCALE_KEYS as _LOG2_KEYS
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
 from fampnb.logs._vocab import role as _role
 from fampnb.logs._wrap import MAX_JOINED
@@ -91,7 +93,8 @@ PREFILTER = tuple(dict.fromkeys(_ROLE_WORDS + (
     "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum", "hysteresis",
     "lr_scheduler", "grad", "bf16", "fp16", "float16", "16-mixed", "16bit", "precision", "fp32",
     "lr=0", "diverged", "invalid loss", "start training", "starting training",
-    "training started", "found", "assert")))
+    "training started", "found", "assert", "traceback (most recent call last)",
+    "keyboardinterrupt")))
 #: an HF Trainer dict of finite numbers under the keys the dict rule reads (``_hf_plain``)
 _HF_KEY_NUM = r"'(?:loss|grad_norm|learning_rate|epoch)': -?\d+(?:\.\d+)?(?:e[-+]\d+)?"
 _HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
@@ -300,6 +303,9 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
                    "log2-scale-increase", lg2)
     if ("diverged" in low or "loss" in low) and TF_NAN.search(low):
         ev("nan", "keras", "tf-nan-loss", loss=math.nan)
+    if ("tensor had" in low or "summary histogram" in low or "found inf or nan" in low) \
+            and TF_CHECK.search(low):
+        ev("nan", "keras", "tf-check-numerics", loss=math.nan)
     for m in APEX.finditer(low) if "reducing loss scale to" in low else ():
         a = _f(m.group(1))
         b = st.scale if st.scale is not None and st.scale >= a else None
@@ -381,6 +387,9 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if ("start training" in low or "starting training" in low or "training started" in low) \
             and "epoch" not in low and "error" not in low and START.search(low):
         ev("note", "generic", "start")      # the log shows the start of training
+    if low.startswith(("traceback (most recent call last)", "keyboardinterrupt")):
+        # an exception's traceback (the run stopped there, unless the reader pressed Ctrl-C)
+        ev("note", "generic", "traceback" if low[0] == "t" else "interrupted")
     if "assert" in low:     # a NaN check that failed: its source line, then ``AssertionError``
         if NAN_CHECK.search(low):
             st.nan_check = line_no
@@ -497,7 +506,7 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     kw = dict(line_no=line_no, step=cur, framework=fw, text=text, rule=rule,
               explicit=step is not None or near, loss=loss, grad_norm=gnorm, scale_after=scale,
               scale_log2=lg2, epoch=epoch if epoch is not None else st.epoch,
-              exact_zero=loss == 0.0 and _zero_written(fields))
+              exact_zero=loss == 0.0 and _zero_written(fields), precision=_diffusion_fp32(fields))
     if scale is not None:
         st.scale = scale
     if loss is not None and _evaluation(fields):
@@ -512,6 +521,18 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     if scale is not None:
         return [Event(kind="scale", **kw)]  # type: ignore[arg-type]
     return []
+
+
+#: the rows guided-diffusion's (and improved-diffusion's) logger prints in every table
+_DIFFUSION_ROWS = ("grad_norm", "param_norm", "samples", "step")
+
+
+def _diffusion_fp32(fields: dict[str, str]) -> str | None:
+    """"fp32" for a guided-diffusion table without its ``lg_loss_scale`` row: its trainer logs
+    that row on every step of an fp16 run (``use_fp16``) and never in an fp32 one."""
+    if all(k in fields for k in _DIFFUSION_ROWS) and not any(k in fields for k in _LOG2_KEYS):
+        return "fp32"
+    return None
 
 
 def _header_row(text: str, line_no: int, st: LineState) -> list[Event] | None:

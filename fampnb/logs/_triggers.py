@@ -14,7 +14,8 @@ MESSAGE_WORDS = (
     "already been called", "gradient clipping", "error", "exception", "bf16", "fp16",
     "16-mixed", "bfloat", "precision", "float16", "finite", "16bit", "fp32", "32-true",
     "diverged", "invalid loss", "probably exploding", "faster training with", "start training",
-    "starting training", "training started", "found inf", "cost-scaling", "assert")
+    "starting training", "training started", "found inf", "cost-scaling", "assert",
+    "tensor had", "summary histogram", "traceback (most recent call last)", "keyboardinterrupt")
 #: words of per-record fields that the message rules read too (printed on every record: the
 #: fast reader samples them as records, it does not pick them all)
 RECORD_WORDS = ("skipped=", "lg_loss_scale", "log2_loss_scale", "log_loss_scale")

@@ -88,6 +88,8 @@ def role(key: str) -> str | None:
             return None
         if k.endswith(("_loss", " loss", "-loss", "/loss", "loss")) or k.startswith("loss"):
             return "loss"
+        if "_loss_" in k:
+            return "loss"   # a component with a qualifier after it (FastSpeech2's ``mel_loss_before``)
         return None
     if k.endswith(("_xent", "/xent", "_nll", "/nll")):
         return "loss"

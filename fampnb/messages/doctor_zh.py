@@ -253,6 +253,16 @@ REASONS: list[tuple[str, str]] = [
     ("{n} record(s) with a non-finite grad norm and a finite loss are skipped steps",
      "{n} 条梯度范数非有限而 loss 有限的记录是被跳过的步"),
     ("{n} finite loss record(s), no lasting NaN", "{n} 条有限的 loss 记录，没有持续的 NaN"),
+    ("{n} step(s) skipped for a non-finite gradient and no loss record: an fp16 overflow that the "
+     "scaler skips and a NaN from a bad batch look the same here; the loss per step, the loss "
+     "scale and the precision would tell",
+     "{n} 步因梯度非有限被跳过，却没有一条 loss 记录：缩放器跳过的 fp16 上溢和坏批次带来的 NaN 在这里"
+     "看起来一样；每一步的 loss、尺度和精度才能分辨"),
+    ("the run stops with an exception after its last record (the traceback at line {line}): its "
+     "cause is not in the records before it, and the exception's own line would tell whether it "
+     "is a NaN or overflow check (a scale of 0 dividing, a non-finite check) or something else",
+     "训练在最后一条记录之后因异常停止（第 {line} 行的 traceback）：原因不在之前的记录里；异常本身那一行"
+     "才能说明它是 NaN 或上溢检查（尺度为 0 做除数、非有限值检查）还是别的问题"),
     ("{n} finite evaluation record(s) and no training record: the model stays finite where the "
      "log shows it", "{n} 条有限的评估记录，没有训练记录：在日志显示的地方模型一直是有限值"),
     ("the missing loss field goes with a non-zero skipped-iterations counter: skipped start-up "

@@ -1,0 +1,125 @@
+"""The general rules heldout24's to heldout26's misses led to, each on lines of its own (not the
+held-out files): a value that ends a sentence (``loss: 0.52.``), the end of a longer value left
+after a ``nan`` that overwrote it (``Loss: nan.08``), TensorFlow's numeric-check errors, a step's
+fields on lines of their own (``(Step: 100) train_mel_loss_before = nan.``), skipped steps with
+no loss record, guided-diffusion's fp32 tables and a traceback that ends the log."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from fampnb import logs
+from fampnb.diagnose import diagnose
+from fampnb.logs._vocab import role
+
+
+def _both(lines: list[str]):
+    d = diagnose(logs.parse(lines))
+    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
+    assert fast.to_dict() == d.to_dict()
+    return d
+
+
+def _records(lines: list[str]) -> list[tuple[str, int, float | None]]:
+    return [(e.kind, e.step, e.loss) for e in logs.parse(lines) if e.kind in ("loss", "nan")]
+
+
+# ---- how values are written ------------------------------------------------------------------
+def test_a_value_may_end_a_sentence() -> None:
+    assert _records(["Epoch 3: Estimated average loss: 0.52."]) == [("loss", 1, 0.52)]
+    assert _records(["(Step: 100) train_loss = 0.25. (lr 1e-3)"]) == [("loss", 100, 0.25)]
+    # a version or a file name is still no value
+    assert _records(["loss 1.2.3 installed", "saved loss 0.5.ckpt"]) == []
+
+
+def test_a_nan_keeps_the_end_of_the_value_it_overwrote() -> None:
+    # ``print(..., end="\r")``: the shorter ``nan`` leaves the last characters of ``0.1208``
+    rec = _records(["Training step: 4/10800. Played games: 1. Loss: nan.08",
+                    "Training step: 5/10800. Loss: -inf12"])
+    assert [(k, s) for k, s, _ in rec] == [("nan", 4), ("nan", 5)]
+    assert rec[1][2] == float("-inf")
+    assert _records(["Loss: nan.png written"]) == []
+
+
+def test_a_loss_component_may_carry_a_qualifier_after_loss() -> None:
+    assert role("mel_loss_before") == "loss" and role("train_mel_loss_after") == "loss"
+    assert role("d_loss_real") == "loss"
+    assert role("mel_loss_scale") is None and role("kl_loss_weight") is None
+
+
+# ---- TensorFlow's numeric checks ----------------------------------------------------------------
+@pytest.mark.parametrize("line", [
+    "Gradient for resnet/bn/gamma:0 is NaN : Tensor had NaN values",
+    "tensorflow.python.framework.errors_impl.InvalidArgumentError: Nan in summary histogram for: "
+    "clone_0/BatchNorm/moving_variance",
+    "E tensorflow/core/kernels/check_numerics_op.cc:185] abnormal_detected_host = {1, 0} Found Inf "
+    "or NaN global norm.",
+    "InvalidArgumentError: logits : Tensor had Inf and NaN values",
+])
+def test_tensorflow_numeric_check_errors_are_a_nan(line: str) -> None:
+    ev = [e for e in logs.parse(["INFO:tensorflow:global_step/sec: 2.2", line])
+          if e.kind == "nan"]
+    assert [e.rule for e in ev] == ["tf-check-numerics"]
+    # a NaN that ends the run after finite records is not healthy
+    d = _both([f"Total loss is :[{5.1 - k / 10:.4f}]" for k in range(3)] + [line])
+    assert d.verdict != "healthy" and d.first_nan_line is not None, d.reason
+    # alone, the message does not show when the NaN began
+    assert _both([line]).verdict == "unknown"
+
+
+# ---- one step's fields on lines of their own ---------------------------------------------------
+def test_a_finite_field_after_a_nan_of_the_same_step_does_not_clear_it() -> None:
+    step = "2020-09-10 11:52:14,449 (base_trainer:831) INFO: (Step: {s}) train_{k}_loss = {v}."
+    lines = [step.format(s=s, k=k, v=v) for s in (95000, 95200)
+             for k, v in (("duration", 0.04), ("f0", 0.07), ("mel", 0.3))]
+    lines += [step.format(s=95400, k=k, v=v)
+              for k, v in (("duration", 0.035), ("mel", "nan"), ("f0", 0.066))]
+    d = _both(lines)
+    assert d.verdict != "healthy" and d.first_nan_line is not None, d.reason
+    # a later step's finite record does clear it: the NaN did not last
+    d = _both(lines + [step.format(s=95600, k="mel", v=0.3)])
+    assert d.verdict == "healthy", d.reason
+
+
+# ---- skipped steps and no loss ---------------------------------------------------------------
+def test_skipped_steps_without_a_loss_record_are_not_healthy() -> None:
+    lines = ["[node7:0/6] 2023-03-27 16:10:37,131 (trainer:663) WARNING: The grad norm is nan. "
+             "Skipping updating the model."] * 6
+    d = _both(lines)
+    assert (d.check, d.verdict) == ("skips-only", "unknown"), d.reason
+    # with finite loss records around them, they are skipped steps of a healthy run
+    recs = [f"{{'loss': {2.0 - k / 10:.2f}, 'grad_norm': 0.5}}" for k in range(6)]
+    assert _both(recs[:3] + lines[:1] + recs[3:]).verdict == "healthy"
+
+
+# ---- guided-diffusion's table ----------------------------------------------------------------
+def _table(loss: str, step: int, fp16: bool) -> list[str]:
+    rows = [("grad_norm", loss), ("loss", loss), ("param_norm", "312"), ("samples", "1.2e+05"),
+            ("step", f"{step}")] + ([("lg_loss_scale", "15.2")] if fp16 else [])
+    return (["-" * 25] + [f"| {k:<10} | {v:<8} |" for k, v in sorted(rows)] + ["-" * 25])
+
+
+def test_a_guided_diffusion_table_without_its_loss_scale_row_is_fp32() -> None:
+    lines = [x for s in range(100, 600, 100) for x in _table("0.05", s, False)]
+    lines += _table("nan", 600, False)
+    d = _both(lines)
+    assert d.precision == "fp32" and d.verdict == "no-scaler", d.reason
+    fp16 = [x for s in range(100, 600, 100) for x in _table("0.05", s, True)]
+    assert _both(fp16 + _table("nan", 600, True)).precision != "fp32"
+
+
+# ---- a traceback at the end ------------------------------------------------------------------
+_RECS = [f"epoch 1 | step {k} | loss {2.0 - k / 100:.3f}" for k in range(1, 6)]
+_TRACE = ["Traceback (most recent call last):", '  File "train.py", line 500, in main',
+          "    scaled_loss.backward()"]
+
+
+def test_a_traceback_after_the_last_record_is_not_healthy() -> None:
+    d = _both(_RECS + _TRACE)
+    assert (d.check, d.verdict) == ("traceback-ends-log", "unknown"), d.reason
+    # Ctrl-C is the reader's, not the run's: healthy
+    assert _both(_RECS + _TRACE + ["KeyboardInterrupt"]).verdict == "healthy"
+    # a traceback (a warning's, a worker's) with records after it: the run went on
+    assert _both(_RECS[:2] + _TRACE + _RECS[2:]).verdict == "healthy"
