@@ -123,3 +123,22 @@ def test_a_traceback_after_the_last_record_is_not_healthy() -> None:
     assert _both(_RECS + _TRACE + ["KeyboardInterrupt"]).verdict == "healthy"
     # a traceback (a warning's, a worker's) with records after it: the run went on
     assert _both(_RECS[:2] + _TRACE + _RECS[2:]).verdict == "healthy"
+
+
+# ---- heldout27 ---------------------------------------------------------------------------------
+def test_a_batch_counter_is_the_step() -> None:
+    assert _records(["Batch 706/56191 - Loss: 2.5", "batch: 5/10 loss 1.5"]) == [
+        ("loss", 706, 2.5), ("loss", 5, 1.5)]
+    # NaN on every line from batch 706 on: the window does not show the start of training
+    d = _both([f"Batch {k}/56191 - Loss: nan" for k in range(706, 719)])
+    assert d.first_nan_step == 706 and d.verdict == "unknown", d.reason
+
+
+def test_a_loss_of_exactly_zero_on_every_record_is_not_healthy_even_once() -> None:
+    # HF Trainer's NaN filter logs the first window of NaN losses as 0.0
+    d = _both(["{'loss': 0.0, 'learning_rate': 3.3e-07, 'epoch': 0.01}"])
+    assert (d.check, d.verdict) == ("loss-became-zero", "unknown"), d.reason
+    # a perplexity printed as 0 is a meter that logged nothing, not a loss of 0
+    d = _both(["| INFO | train | epoch 001 | loss None | nll_loss None | ppl 0 | wps 59093 | "
+               "num_updates None | gnorm None | loss_scale None"])
+    assert d.verdict == "healthy", d.reason

@@ -310,7 +310,9 @@ def loss_became_zero(c: Case) -> Finding | None:
     an underflowed or degenerate loss has no gradient."""
     nan = c.acc.nan
     z = nan.zero_first
-    if nan.zero_run < ZERO_RECORDS or z is None or nan.zero_flowing == nan.zero_run:
+    every = nan.zero_after == 0 and nan.zero_run == nan.finite   # (0 on every record, from the first)
+    if (nan.zero_run < (1 if every else ZERO_RECORDS) or z is None
+            or nan.zero_flowing == nan.zero_run):
         return None   # (a finite, non-zero grad norm on each: the gradients flow, the 0 is the
     #                    printed mean of a term that is not 0 itself: TRL's GRPO/DPO policy loss)
     sc, skip = c.acc.scale, c.acc.skip

@@ -252,10 +252,13 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
 
 def zero_written(fields: dict[str, str]) -> bool:
     """Is the loss of a record (``{name: value text}``; the field ``pick_loss`` takes) 0 written
-    as an exact zero (``fampnb.logs._notation.exact_zero``)?"""
+    as an exact zero (``fampnb.logs._notation.exact_zero``)?  Not a perplexity standing in for
+    the loss: one is at least 1, and a printed 0 is a meter that logged nothing (fairseq's
+    ``loss None | ppl 0``), not a loss of 0."""
     nums = {k: x for k, v in fields.items() if role(k) is not None and (x := number(v)) is not None}
     k = _vocab_loss_key(nums)
-    return k is not None and nums[k] == 0.0 and exact_zero(fields[k])
+    return (k is not None and nums[k] == 0.0 and exact_zero(fields[k])
+            and role(k) != "ppl")
 
 
 def _num(text: str | None) -> float | None:

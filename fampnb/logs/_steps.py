@@ -25,6 +25,7 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     ("train:", _c(r"\btrain:\s*(\d+)\s*\[\s*(\d+)\s*/\s*(\d+)"), 2, 3, _GROUP1),  # timm train.py
     ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, 0),  # Step: 47, Step [4/9]
     ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, 0),
+    ("batch", _c(r"\bbatch\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)"), 1, 2, _NAMED),  # Batch 706/56191
     # a bracketed counter after the line's start (torchvision's MetricLogger, DETR, DeiT, MAE:
     # ``Epoch: [0]  [  0/155]  eta: ...``; ``[38/300000] lr: ...``), not an epoch's own
     ("[", _c(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, _NAMED),
