@@ -55,16 +55,31 @@ def action(twin: Twin, case: Case) -> Any:
     return twin.choose(case.key, other)
 
 
+#: what the page has of the canvases inside an element (said when one stays empty)
+_CANVASES_JS = """(el) => [...el.querySelectorAll('canvas')].map(c => ({
+    w: c.width, h: c.height, shown: c.offsetParent !== null,
+    css: getComputedStyle(c).display, rect: c.getBoundingClientRect().toJSON()}))"""
+
+
 def wait_canvas_painted(nb: Any, area: Any, timeout_s: float = 30.0) -> str:
     """The canvas's first picture: the page lays the ipympl canvas out and paints the kernel's
-    first frame a moment after the widget's controls show, so this waits (bounded) for it."""
+    first frame a moment after the widget's controls show, so this waits (bounded) for it, with
+    the figure scrolled into view (where a reader sees it)."""
+    area.scroll_into_view_if_needed()
     deadline = time.monotonic() + timeout_s
     while not (now := nb.canvas_data_url(area)):
         if time.monotonic() > deadline:
-            raise AssertionError(f"{nb.name}: the ipympl canvas stayed empty for "
-                                 f"{timeout_s:.0f} s\n{nb.problems_text()}")
+            raise AssertionError(
+                f"{nb.name}: the ipympl canvas stayed empty for {timeout_s:.0f} s; canvases: "
+                f"{area.evaluate(_CANVASES_JS)}; frames drawn: {len(nb.picture_times())}; kernel: "
+                f"{nb.kernel_eval(_KERNEL_CANVAS)}\n{nb.problems_text()}")
         nb.page.wait_for_timeout(100)
     return now
+
+
+#: the kernel's side of the last figure: ipympl's handshake state and the frame state
+_KERNEL_CANVAS = ("(lambda c: (c.syncing_data_url, c._png_is_old, c._force_full, c._image_mode, "
+                  "c._size))(__import__('matplotlib.pyplot').pyplot.gcf().canvas)")
 
 
 def wait_canvas_changed(nb: Any, area: Any, before: str, timeout_s: float = 30.0) -> str:
