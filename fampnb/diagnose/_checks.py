@@ -299,6 +299,26 @@ def _where(ev: Event, c: Case) -> str:
 
 #: records in a row, at the end of the log, with a loss written as an exact 0
 ZERO_RECORDS = 3
+#: a loss below this share of its first value has declined towards 0 (a 0 after it may be the
+#: decline's end, printed exactly): only a drop from above it is a loss that "became" 0
+DECLINED = 0.1
+
+
+def lr_never_stepped(c: Case) -> Finding | None:
+    """HF Trainer records whose learning rate stays exactly 0.0 while training goes on (a
+    warm-up from 0 that never starts): the Trainer steps its scheduler only after an optimizer
+    step that ran, and only an fp16 loss scaler skips one; skipping every step from the first
+    means non-finite gradients at every scale it tried (§7's data case; a bf16-pretrained model
+    trained in fp16 reads the same)."""
+    note = c.acc.log.lr_never
+    if note is None or c.precision in ("bf16", "fp32"):
+        return None
+    c.evidence += [note, c.acc.nan.last_loss_ev]
+    return Finding("data", f"the learning rate is still exactly 0.0 on record {note.count} "
+                   f"(line {note.line_no}): the Trainer steps its scheduler only after an optimizer "
+                   "step that ran, so the fp16 loss scaler (silent) has skipped every step from "
+                   "the first: the gradients are non-finite at every scale it tried. Check the "
+                   "data, and whether the model was pretrained in bf16", "likely")
 
 
 def loss_became_zero(c: Case) -> Finding | None:
@@ -311,7 +331,14 @@ def loss_became_zero(c: Case) -> Finding | None:
     nan = c.acc.nan
     z = nan.zero_first
     every = nan.zero_after == 0 and nan.zero_run == nan.finite   # (0 on every record, from the first)
-    if (nan.zero_run < (1 if every else ZERO_RECORDS) or z is None
+    # (a loss never 0 before, over ZERO_RECORDS records or more, that drops to 0 from where it
+    # was, not from a decline towards it: HF Trainer's dicts after a step that destroyed the
+    # weights; a loss that has been 0 and came back is an objective that saturates now and
+    # then, DPO's)
+    before = list(nan.last_losses)[:-nan.zero_run] if nan.zero_run else []
+    first = (nan.first_zero is z and nan.zero_after >= ZERO_RECORDS and bool(before)
+             and bool(nan.first_losses) and abs(before[-1]) >= DECLINED * abs(nan.first_losses[0]))
+    if (nan.zero_run < (1 if every or first else ZERO_RECORDS) or z is None
             or nan.zero_flowing == nan.zero_run):
         return None   # (a finite, non-zero grad norm on each: the gradients flow, the 0 is the
     #                    printed mean of a term that is not 0 itself: TRL's GRPO/DPO policy loss)
@@ -442,6 +469,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("error-ends-log", error_ends_log),
     ("unheld-backoff", unheld_backoff),
     ("bad-grad-jump-at-end", bad_grad_jump_at_end),
+    ("lr-never-stepped", lr_never_stepped),
     ("loss-became-zero", loss_became_zero),
     ("loss-explodes", loss_explodes),
     ("eval-nan-only", eval_nan_only),

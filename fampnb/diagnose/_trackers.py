@@ -34,6 +34,7 @@ class LogTracker:
         self.fatal: list[Event] = []
         self.traceback: Event | None = None   # the last traceback's first line (Ctrl-C's: None)
         self.traceback_records = 0        # loss records before it
+        self.lr_never: Event | None = None    # HF records whose learning rate never left 0.0
 
     def count(self, ev: Event) -> None:
         """A non-note event: its roles and rank."""

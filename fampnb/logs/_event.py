@@ -89,6 +89,8 @@ class LineState:
     #                                    (wrapped): its text, first and last physical line
     total_step: int | None = None       # step named by the last line with a total-loss field
     hf_lr: tuple[float | None, float | None] = (None, None)   # the last two HF learning rates
+    hf_lr_zero: int = 0                 # HF records whose learning rate is exactly 0.0
+    hf_lr_moved: bool = False           # an HF record's learning rate was not 0.0
     epoch: int | None = None            # the last ``Epoch N`` a line named
     step_line: int | None = None        # the last line that named a step by a word (``step 458``,
     #                                     ``GLOBAL_STEP: 246025``; not a bare ``N/M`` counter)

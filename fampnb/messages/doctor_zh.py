@@ -253,6 +253,13 @@ REASONS: list[tuple[str, str]] = [
     ("{n} record(s) with a non-finite grad norm and a finite loss are skipped steps",
      "{n} 条梯度范数非有限而 loss 有限的记录是被跳过的步"),
     ("{n} finite loss record(s), no lasting NaN", "{n} 条有限的 loss 记录，没有持续的 NaN"),
+    ("the learning rate is still exactly 0.0 on record {n} (line {line}): the Trainer steps its "
+     "scheduler only after an optimizer step that ran, so the fp16 loss scaler (silent) has "
+     "skipped every step from the first: the gradients are non-finite at every scale it tried. "
+     "Check the data, and whether the model was pretrained in bf16",
+     "到第 {n} 条记录（第 {line} 行）学习率仍然正好是 0.0：Trainer 只在优化器真正执行了一步之后才推进"
+     "调度器，所以（不打印日志的）fp16 缩放器从第一步起就跳过了每一步：它试过的每个尺度下梯度都是非有限的。"
+     "先查数据，再看模型是不是用 bf16 预训练的"),
     ("{n} step(s) skipped for a non-finite gradient and no loss record: an fp16 overflow that the "
      "scaler skips and a NaN from a bad batch look the same here; the loss per step, the loss "
      "scale and the precision would tell",
