@@ -136,6 +136,9 @@ def overflow_at_fixed_scale(c: Case) -> Finding | None:
     skip = c.acc.skip
     if skip.fixed_n < FIXED_RECORDS or not skip.fixed:
         return None
+    if c.acc.nan.finite == 0 and c.acc.nan.first_nan is not None:
+        return None   # (the loss is NaN from its first record: the forward pass is, and the
+    #                    scale multiplies the loss after it, so the overflows follow the NaN)
     first, last = skip.fixed[0], skip.fixed[-1]
     applied = last.rule.endswith("-applied")
     c.evidence += [first, last, c.acc.nan.last_loss_ev]

@@ -30,7 +30,8 @@ TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overf
 #: overflow records that say the scale is at its minimum: one is enough to be stuck there
 SAID_AT_MINIMUM = frozenset({"marian-at-minimum"})
 #: NaN messages that end a run (no step of their own): see ``early``
-ENDING_RULES = frozenset({"tf-nan-loss", "tf-check-numerics", "anomaly", "nan-assert"})
+ENDING_RULES = frozenset({"tf-nan-loss", "tf-check-numerics", "anomaly", "nan-assert",
+                          "nan-kernel-assert"})
 
 
 def pow2(x: float) -> bool:

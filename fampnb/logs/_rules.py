@@ -55,6 +55,7 @@ from fampnb.logs._messages import (
     MISUSE,
     MISUSE_WORDS,
     MS_OVF,
+    NAN_ASSERT,
     NAN_CHECK,
     PADDLE_DECR,
     PREC,
@@ -306,6 +307,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if ("tensor had" in low or "summary histogram" in low or "found inf or nan" in low) \
             and TF_CHECK.search(low):
         ev("nan", "keras", "tf-check-numerics", loss=math.nan)
+    if "assert" in low and NAN_ASSERT.search(low):
+        ev("nan", "generic", "nan-kernel-assert", loss=math.nan)
     for m in APEX.finditer(low) if "reducing loss scale to" in low else ():
         a = _f(m.group(1))
         b = st.scale if st.scale is not None and st.scale >= a else None
