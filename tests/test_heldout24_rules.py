@@ -170,3 +170,25 @@ def test_a_loss_never_zero_before_that_ends_on_zero_is_not_healthy() -> None:
     # a loss that has been 0 before and came back (DPO's saturating objective): healthy
     dpo = [_hf(x, "7e-05", 0.1) for x in ("0.69", "0.0", "2.504", "0.3", "0.0")]
     assert _both(dpo).verdict == "healthy"
+
+
+# ---- heldout32 ---------------------------------------------------------------------------------
+def test_a_failed_assertion_that_received_a_nan_is_a_nan() -> None:
+    rec = [f"Epoch: [3] [{k}/922] learning_rate: 0.000404 loss: {9 - k / 100:.4f}"
+           for k in (100, 120)]
+    line = ("Error: /paddle/phi/kernels/gpu/bce_loss_kernel.cu:42 Assertion `(x >= 0) && (x <= one)` "
+            "failed. Input is expected to be within the interval [0, 1], but recieved nan.")
+    d = _both(rec + [line])
+    assert d.verdict != "healthy" and d.first_nan_line == 3, d.reason
+    # an assertion about something else is no NaN
+    assert _both(rec + ["Assertion `idx < n` failed. got 7"]).verdict == "healthy"
+
+
+def test_overflows_at_a_fixed_scale_follow_a_nan_from_the_first_record() -> None:
+    warn = "2023-11-28 08:21:16,093 [WARNING] overflow, still update, loss scale adjust to 1024.0"
+    recs = [f"2023-11-28 08:21:16,219 [INFO] Epoch 1/500, Step {s}/1048, loss: {{}}, cur_lr: 0.09"
+            for s in (100, 200, 300, 400)]
+    nan_run = [x for r in recs for x in (warn, r.format("nan"))]
+    assert _both(nan_run).check != "overflow-at-fixed-scale"
+    finite_run = [x for r, v in zip(recs, ("11.7", "8.8", "9.1", "8712.6")) for x in (warn, r.format(v))]
+    assert _both(finite_run).check == "overflow-at-fixed-scale"
