@@ -192,3 +192,25 @@ def test_overflows_at_a_fixed_scale_follow_a_nan_from_the_first_record() -> None
     assert _both(nan_run).check != "overflow-at-fixed-scale"
     finite_run = [x for r, v in zip(recs, ("11.7", "8.8", "9.1", "8712.6")) for x in (warn, r.format(v))]
     assert _both(finite_run).check == "overflow-at-fixed-scale"
+
+
+# ---- heldout34 ---------------------------------------------------------------------------------
+_MEG = ("iteration {s}/  286102 | lm loss: 2.795609E+00 | loss scale: 32768.0 | grad norm: 0.207 | "
+        "number of skipped iterations:   0 | number of nan iterations:   0 |")
+_DS_HYST = ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 32768, but hysteresis "
+            "is 2. Reducing hysteresis to 1")
+_DS_BACK = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 32768, reducing to 16384"
+
+
+def test_a_stepless_backoff_after_a_record_far_into_the_run_is_no_calibration() -> None:
+    d = _both([_MEG.format(s=2090), _DS_HYST, _DS_BACK])
+    assert (d.check, d.verdict) == ("unheld-backoff", "unknown"), d.reason
+    # at the start of the run it is the scaler's calibration
+    assert _both([_MEG.format(s=3), _DS_HYST, _DS_BACK]).verdict == "healthy"
+
+
+def test_an_exit_on_overflows_in_a_row_is_overflow() -> None:
+    d = _both(["Traceback (most recent call last):", '  File "megatron/utils.py", line 353, in check',
+               "    raise Exception(",
+               "Exception: Skipped 50 iterations in a row due to Overflow - Exiting training."])
+    assert (d.check, d.verdict) == ("min-scale-error", "overflow"), d.reason

@@ -78,12 +78,16 @@ class Case:
 
 
 def min_scale_error(c: Case) -> Finding | None:
-    e = next((e for e in c.acc.log.fatal if e.rule == "min-scale"), None)
+    """An error that ends the run on the scaler: its minimum reached (DeepSpeed, fairseq, torch),
+    or too many overflows in a row (GPT-NeoX's ``Skipped 50 iterations in a row due to
+    Overflow``)."""
+    e = next((e for e in c.acc.log.fatal if e.rule in ("min-scale", "overflow-exit")), None)
     if e is None:
         return None
     c.evidence += [x for r, _ in c.failures[:2] for x in (r.first, r.last)] + [e]
-    return Finding("overflow", "the scaler hit its minimum and the run stopped: "
-                   f"{e.text.strip()[:160]}", "certain")
+    said = ("the scaler hit its minimum and the run stopped" if e.rule == "min-scale" else
+            "the steps kept overflowing and the run stopped on it")
+    return Finding("overflow", f"{said}: {e.text.strip()[:160]}", "certain")
 
 
 def failed_backoffs(c: Case) -> Finding | None:

@@ -34,7 +34,9 @@ def at_start(r: Run, acc: Accumulator) -> bool:
 
     When the window opens with the run and the line does not print the scale before it (apex,
     fairseq: "reducing to X" only), the start of the halving may lie before the window: a run that
-    has not yet gone below the calibration floor is then in calibration position too."""
+    has not yet gone below the calibration floor is then in calibration position too.  Either
+    way within the first ``EARLY_STEPS`` steps: the backoff's own step, or for a line without one
+    (DeepSpeed's ``OVERFLOW!``), the step a record before it named."""
     shown = acc.scale.first_obs
     if (shown is not None and shown.explicit and shown.step <= FIRST_STEPS
             and r.first.step <= FIRST_STEPS and r.start_scale == shown.scale_after):
@@ -47,8 +49,12 @@ def at_start(r: Run, acc: Accumulator) -> bool:
     if r.start_scale is not None and r.start_scale < init and not unseen_start:
         return False
     if r.first.explicit:
-        return r.first.step <= max(EARLY_STEPS, 0.05 * (r.first.total or acc.log.max_total or 0))
-    return True
+        return r.first.step <= EARLY_STEPS
+    # (a backoff line without a step of its own: a record before it that names a step past the
+    # calibration's first EARLY_STEPS shows the window opens mid-run)
+    rec = acc.nan.first_rec
+    return not (rec is not None and rec.explicit and rec.line_no < r.first.line_no
+                and rec.step > EARLY_STEPS)
 
 
 def fmt(x: float | None, log2: float | None = None) -> str:

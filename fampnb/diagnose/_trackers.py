@@ -101,6 +101,7 @@ class NanTracker:
         self.finite_after_nan = 0
         self.last_record_nan = False
         self.last_nan: Event | None = None
+        self.first_rec: Event | None = None   # the first finite loss record
         self.nonzero = 0                  # finite, non-zero loss records so far
         self.zero_run = 0                 # the last records in a row with a loss of exactly 0
         self.zero_first: Event | None = None
@@ -162,6 +163,7 @@ class NanTracker:
                 self.finite_after_nan += 1
             if len(self.first_losses) < 8:
                 self.first_losses.append(ev.loss)
+            self.first_rec = self.first_rec or ev
             self.last_losses.append(ev.loss)
             self.last_loss_ev = ev
             self.loss_s.add((ev.step, ev.loss))

@@ -57,6 +57,7 @@ from fampnb.logs._messages import (
     MS_OVF,
     NAN_ASSERT,
     NAN_CHECK,
+    OVF_EXIT,
     PADDLE_DECR,
     PREC,
     PREC_WORDS,
@@ -307,6 +308,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if ("tensor had" in low or "summary histogram" in low or "found inf or nan" in low) \
             and TF_CHECK.search(low):
         ev("nan", "keras", "tf-check-numerics", loss=math.nan)
+    if "in a row due to overflow" in low and OVF_EXIT.search(low):
+        ev("fatal", "deepspeed", "overflow-exit")
     if "assert" in low and NAN_ASSERT.search(low):
         ev("nan", "generic", "nan-kernel-assert", loss=math.nan)
     for m in APEX.finditer(low) if "reducing loss scale to" in low else ():

@@ -152,6 +152,8 @@ REASONS: list[tuple[str, str]] = [
     ("{value} (halved to nothing)", "{value}（已被减半到 0）"),
     ("the scale sits at its floor and the steps keep being skipped", "尺度停在下限，步骤一直被跳过"),
     ("the scaler hit its minimum and the run stopped: {text}", "缩放器到达下限，训练终止：{text}"),
+    ("the steps kept overflowing and the run stopped on it: {text}",
+     "每一步都在上溢，训练因此终止：{text}"),
     ("an error ends the log: {text}", "日志以一个错误结束：{text}"),
     ("an API misuse error, not a NaN diagnosis: {text}", "这是 API 误用错误，不是 NaN 诊断：{text}"),
     ("the printed loss scale is {scale}, below 1: a silent scaler has halved it on every "
