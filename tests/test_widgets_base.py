@@ -240,6 +240,35 @@ def test_ipympl_refresh_draws_and_sends_one_frame_per_change(monkeypatch):  # to
         plt.switch_backend(old)
 
 
+@pytest.mark.filterwarnings("ignore:Passing unrecognized arguments:DeprecationWarning")  # ipympl's
+def test_ipympl_handshake_finds_the_canvas_already_sized():  # toolbar, outside a kernel
+    """The page sizes an ipympl view from ``_size``; ipympl's handshake ("initialized") sets it
+    with a state update that the page applies asynchronously, after the ``resize`` message that
+    reads it.  A LiveFigure's canvas has its size from the start, so that the handshake sends no
+    state update for ``_size`` at all (its ``resize`` then finds the right size)."""
+    pytest.importorskip("ipympl")
+    import matplotlib.pyplot as plt
+
+    old = matplotlib.get_backend()
+    plt.switch_backend("module://ipympl.backend_nbagg")
+    try:
+        live = base.LiveFigure(figsize=(3, 2))
+        canvas = live.fig.canvas
+        dpi = live.fig.dpi
+        assert canvas._size == (3 * dpi, 2 * dpi)
+        updates: list[object] = []
+        canvas.observe(lambda change: updates.append(change["new"]), names="_size")
+        sent: list[dict] = []
+        canvas.send = lambda msg, buffers=None: sent.append(msg)   # no page: record the messages
+        canvas._handle_message(canvas, {"type": "initialized"}, [])
+        assert not canvas.syncing_data_url
+        assert updates == [], "the handshake changed _size: its state update could come late"
+        assert any('"resize"' in m["data"] for m in sent)
+        plt.close(live.fig)
+    finally:
+        plt.switch_backend(old)
+
+
 def test_png_holds_the_buffers_pixels_exactly():
     """``_png_rgba`` encodes an RGBA buffer (opaque, or with transparent pixels: an ipympl
     difference frame) as a PNG whose pixels are the buffer's, every byte."""

@@ -74,6 +74,7 @@ class LiveFigure:
                 self.fig = plt.figure(figsize=figsize, FigureClass=MemoFigure)
             self.fig.canvas.header_visible = False
             _fast_frames(self.fig.canvas)
+            _sized(self.fig.canvas)
             # a resized canvas needs the layout again (the reader dragged the figure's corner)
             self.fig.canvas.mpl_connect("resize_event", lambda _e: self._forget_layout())
             self.view: Any = self.fig.canvas
@@ -163,6 +164,20 @@ def _png_rgba(rgba: Any, width: int, height: int, compress_level: int) -> bytes:
     header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits, RGBA, no interlace
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
             + chunk(b"IDAT", zlib.compress(rows, compress_level)) + chunk(b"IEND", b""))
+
+
+def _sized(canvas: Any) -> None:
+    """Give an ipympl canvas its size in pixels now, as ipympl's handshake will (``_size``).
+
+    ipympl's page model sizes its views from ``_size``; the kernel sets it only when the page
+    says "initialized", with a ``resize`` message right after the state update.  The page applies
+    a state update asynchronously and a message at once, so when the figure is displayed before
+    the kernel answers (Run All: the kernel is busy with the next cells) the ``resize`` can find
+    the old size, ``[0, 0]``, and the view's canvas stays 0 x 0: a blank figure.  With the size
+    set here, the handshake changes nothing and its ``resize`` finds the right one."""
+    if hasattr(canvas, "_size") and hasattr(canvas, "device_pixel_ratio"):
+        width, height = canvas.figure.bbox.size / canvas.device_pixel_ratio
+        canvas._size = (float(width), float(height))
 
 
 def _fast_frames(canvas: Any) -> None:
