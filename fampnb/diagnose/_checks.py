@@ -344,7 +344,7 @@ def loss_became_zero(c: Case) -> Finding | None:
     # then, DPO's)
     before = list(nan.last_losses)[:-nan.zero_run] if nan.zero_run else []
     first = (nan.first_zero is z and nan.zero_after >= ZERO_RECORDS and bool(before)
-             and bool(nan.first_losses) and abs(before[-1]) >= DECLINED * abs(nan.first_losses[0]))
+             and abs(before[-1]) >= DECLINED * abs(nan.first_losses[0]))
     if (nan.zero_run < (1 if every or first else ZERO_RECORDS) or z is None
             or nan.zero_flowing == nan.zero_run):
         return None   # (a finite, non-zero grad norm on each: the gradients flow, the 0 is the

@@ -150,16 +150,14 @@ def hf_fields(found: list[tuple[str, str]], st: LineState, ev: object) -> bool:
     lr = vals.get("learning_rate")
     if lr is None:
         return True
-    if lr == 0.0 and not st.hf_lr_moved:
-        st.hf_lr_zero += 1
+    if not st.hf_lr_moved:
+        # a learning rate still exactly 0 on a later record: the Trainer steps its scheduler
+        # only after an optimizer step that ran, so none has run yet (until the rate moves)
+        st.hf_lr_moved = lr != 0.0
+        st.hf_lr_zero += not st.hf_lr_moved
         if st.hf_lr_zero >= 2:
-            # the learning rate still exactly 0 on a later record: the Trainer steps its
-            # scheduler only after an optimizer step that ran, so none has run yet
-            ev("note", "hf", "lr-never-stepped", count=st.hf_lr_zero)  # type: ignore[operator]
-    elif lr != 0.0 and not st.hf_lr_moved:
-        st.hf_lr_moved = True
-        if st.hf_lr_zero >= 2:
-            ev("note", "hf", "lr-stepped")  # type: ignore[operator]
+            ev("note", "hf", "lr-stepped" if st.hf_lr_moved else "lr-never-stepped",
+               count=st.hf_lr_zero)  # type: ignore[operator]
     before, last = st.hf_lr
     st.hf_lr = (last, lr)
     if gnorm is not None and not math.isfinite(gnorm) and lr == last and before not in (None, last):

@@ -86,10 +86,10 @@ def role(key: str) -> str | None:
     if "loss" in k:
         if "scal" in k or "weight" in k or "coef" in k or "fn" in k:
             return None
-        if k.endswith(("_loss", " loss", "-loss", "/loss", "loss")) or k.startswith("loss"):
+        # (``_loss_``: a component with a qualifier after it, FastSpeech2's ``mel_loss_before``)
+        if k.endswith(("_loss", " loss", "-loss", "/loss", "loss")) or k.startswith("loss") \
+                or "_loss_" in k:
             return "loss"
-        if "_loss_" in k:
-            return "loss"   # a component with a qualifier after it (FastSpeech2's ``mel_loss_before``)
         return None
     if k.endswith(("_xent", "/xent", "_nll", "/nll")):
         return "loss"
