@@ -434,6 +434,13 @@ def no_records(c: Case) -> Finding | None:
     if not (acc.log.n == 0 or (acc.nan.finite == 0 and not acc.scale.runs and not acc.skip.count
                            and acc.scale.final_scale is None and acc.nan.first_nan is None)):
         return None
+    e = acc.nan.eval_nan_first
+    if e is not None and acc.nan.finite == 0 and acc.nan.first_nan is None:
+        c.evidence.append(e)    # (an ``***** eval metrics *****`` block alone: ``eval_loss = nan``)
+        return Finding("unknown", f"the only NaN is an evaluation's loss ({acc.nan.eval_nan} "
+                       f"record(s), from {_where(e, c)}) and no training record is in the log: "
+                       "whether training itself stayed finite cannot be read; the training loss "
+                       "per step would tell")
     roles = ", ".join(sorted(acc.log.roles)) or "none"
     return Finding("unknown", f"no training records recognised: {acc.log.n} event(s) read, "
                    f"{acc.nan.finite} finite loss record(s), roles seen: {roles}; to decide, the log "

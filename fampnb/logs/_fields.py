@@ -71,6 +71,8 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
            step=step, explicit=True)
     elif ("'loss'" in low or "'grad_norm'" in low or "'train_loss'" in low) and hf(low, st, ev):
         pass
+    elif "[(" in low and (m := _HISTORY.search(low)) and role(m.group(1)) == "loss":
+        _history(low[m.end(1):], st, ev)
     elif not out or out[-1].kind in ("scale", "skip"):
         # (a line with quoted keys that is no HF dict, ``'loss': '9.35'`` with quoted values
         # among ``iter: 3700, lr: ...`` fields, is read as a record in any notation)
@@ -87,6 +89,20 @@ _CYCLEGAN = re.compile(r"\(epoch: (\d+), iters: \d+, time: [^,)]*, data: [^)]*\)
 #: seconds, 57408 images`` (AlexeyAB's fork: ``avg loss``): the batch, its loss, the running mean
 _DARKNET = re.compile(r"(?:^|\|)\s*(\d{1,12}): (" + _NUM + r"), (" + _NUM + r") avg(?: loss)?, ("
                       + _NUM + r") rate")
+
+
+#: a loss history printed as a list of ``(step, value)`` pairs (Flower's run summary: ``app_fit:
+#: losses_centralized [(0, 722.71), (1, nan), (2, nan)]``): a record per pair, at its step
+_HISTORY = re.compile(r"([a-z][\w./-]*)\s*:?\s*\[\(\d+,\s*(?:" + _NUM + r")\)")
+_PAIR_ITEM = re.compile(r"\((\d{1,12}),\s*(" + _NUM + r")\)")
+
+
+def _history(rest: str, st: LineState, ev: object) -> None:
+    for m in _PAIR_ITEM.finditer(rest[:rest.find("]") + 1 or None]):
+        step, loss = int(m.group(1)), _f(m.group(2))
+        st.step = step
+        ev("loss" if math.isfinite(loss) else "nan", "generic", "loss-history",  # type: ignore[operator]
+           loss=loss, step=step, explicit=True)
 
 
 def _cyclegan(m: re.Match[str], st: LineState, ev: object) -> None:

@@ -135,7 +135,8 @@ def pairs(low: str) -> dict[str, str]:
 _DELIMS = ("\t", ",", ";", "|")
 #: a header row names columns: no number standing on its own, no ``key=value`` or ``key: value``
 _NOT_HEADER = re.compile(r"(?<![\w.])[-+]?\.?\d|=|:\s")
-_CELL = re.compile(r"^[a-z_][\w./\- ()\[\]]*$")
+#: a column's name (``%``: a percentage column, spaCy v2's ``Tag %``)
+_CELL = re.compile(r"^[a-z_][\w./\- ()\[\]%]*$")
 #: the gap between aligned columns: two or more spaces (a tab counts)
 _WIDE = re.compile(r"\s{2,}|\t")
 #: a cell holding a bracketed list of numbers (DeepXDE's per-term losses ``[2.92e+02, 4.68e+01]``)
@@ -202,6 +203,8 @@ def row(low: str, delim: str, names: list[str]) -> dict[str, str] | None:
     ``N/M`` counter (``N``), a bracketed list of numbers (its mean) or empty, one of them a
     number at least."""
     cells = _split(low.strip(), delim)
+    if delim == "  " and len(cells) < len(names) and len(low.split()) == len(names):
+        cells = low.split()     # a value as wide as its column leaves one space before the next
     if len(cells) < len(names) or (len(cells) > len(names) and delim != " "):
         return None
     out: dict[str, str] = {}

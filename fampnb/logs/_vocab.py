@@ -1,7 +1,8 @@
 """The key vocabulary: which metric names play which role in a record, whatever wrote the line.
 
 ``role(key)`` maps a (lower-cased) metric name to one of ``ROLES`` or ``None``: ``loss`` (loss,
-``*_loss``, ``loss_*``, lm loss, total loss, xent, nll, cost, ``*crossentropy``, ``*smoothl1``),
+``*_loss``, ``loss_*``, lm loss, total loss, xent, nll and the negative log-likelihood spelled out,
+cost, ``*crossentropy``, ``*smoothl1``),
 ``ppl`` (perplexity: a loss stand-in when no loss is printed), ``scale`` (loss_scale, loss scale,
 grad_scale, scale, cur_scale), ``log2_scale`` (a scale printed as its base-2 logarithm,
 ``lg_loss_scale``), ``grad_norm`` (grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step``
@@ -25,11 +26,14 @@ __all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "L
 
 ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
 
+#: the negative log-likelihood spelled out (a CRF tagger's ``Negative loglikelihood: 9806.49``)
+NLL = ("negative loglikelihood", "negative log likelihood", "negative log-likelihood",
+       "negative_log_likelihood", "neg_log_likelihood", "neg log likelihood")
 _EXACT: dict[str, str] = {}
 for _names, _role in (
     (("loss", "lm loss", "lm_loss", "total loss", "total_loss", "loss_total", "overall_loss",
       "xent", "nll", "cross_entropy", "cross entropy",
-      "cost", "avg_cost", "avg cost"), "loss"),    # (Marian's ``Cost``, PaddlePaddle's ``avg_cost``)
+      "cost", "avg_cost", "avg cost", *NLL), "loss"),  # (Marian's ``Cost``, Paddle's ``avg_cost``)
     (("ppl", "perplexity"), "ppl"),
     (("loss_scale", "loss scale", "grad_scale", "grad scale", "scale", "cur_scale", "scaler",
       "amp_scale", "amp scale", "loss_scaler", "lossscale", "loss-scale",
@@ -49,13 +53,14 @@ for _names, _role in (
 #: the words the names of a record's values contain (loss, scale, grad norm, epoch; lower case):
 #: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
-                "cost", "smoothl1", " avg, ")   # (darknet names no value: ``N: loss, mean avg, ...``)
+                "cost", "smoothl1", "likelihood",
+                " avg, ")   # (darknet names no value: ``N: loss, mean avg, ...``)
 #: the words some role's names contain: the reader's prefilter is built from them
 WORDS = RECORD_WORDS + ("step", "iter", "batch", "update")
 #: keys that name the total loss of a record (every other key with ``loss`` is a component)
 TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm loss", "lm_loss",
                         "train_loss_step", "overall_loss", "train/loss", "total loss", "xent",
-                        "nll"})
+                        "nll", *NLL})
 LOG2_SCALE_KEYS = frozenset(k for k, r in _EXACT.items() if r == "log2_scale")
 _PREFIX = re.compile(r"^(?:trainer/|train/|train_|train |training[ _/])")
 #: a summary's prefix: the best (lowest, highest) value so far, not the value of this record

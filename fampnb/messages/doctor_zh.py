@@ -239,6 +239,11 @@ REASONS: list[tuple[str, str]] = [
     ("no NaN, no failure signature", "没有 NaN，也没有失败的迹象"),
     ("no training records recognised: {n} event(s) read, {losses} finite loss record(s), roles "
      "seen: {roles}", "没有识别出任何训练记录：读到 {n} 个事件、{losses} 条有限的 loss 记录，见到的角色：{roles}"),
+    ("the only NaN is an evaluation's loss ({n} record(s), from {where}) and no training record "
+     "is in the log: whether training itself stayed finite cannot be read; the training loss per "
+     "step would tell",
+     "唯一的 NaN 是评估的 loss（{n} 条记录，从{where}起），日志里没有任何训练记录：看不出训练本身是否一直"
+     "是有限值；每一步的训练 loss 才能说明"),
     ("none", "无"),
     ("to decide, the log would need to show the loss per step (with its step), the loss scale or "
      "the framework's overflow lines, and the precision",

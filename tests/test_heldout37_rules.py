@@ -1,0 +1,68 @@
+"""The general rules heldout37's to heldout39's first runs led to, each on lines of its own (not the
+held-out files): the negative log-likelihood spelled out is a loss, an aligned table whose column
+names carry ``%`` and whose full-width values leave one space, and an evaluation's NaN with no
+training record at all."""
+
+from __future__ import annotations
+
+import io
+
+from fampnb import logs
+from fampnb.diagnose import diagnose
+from fampnb.logs._vocab import role
+
+
+def _both(lines: list[str]):
+    d = diagnose(logs.parse(lines))
+    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
+    assert fast.to_dict() == d.to_dict()
+    return d
+
+
+def _records(lines: list[str]) -> list[tuple[str, float | None]]:
+    return [(e.kind, e.loss) for e in logs.parse(lines) if e.kind in ("loss", "nan")]
+
+
+def test_the_negative_log_likelihood_spelled_out_is_a_loss() -> None:
+    for name in ("negative loglikelihood", "negative log likelihood", "negative log-likelihood",
+                 "neg_log_likelihood"):
+        assert role(name) == "loss", name
+    assert role("log likelihood") is None        # (higher is better: not a loss)
+    lines = [f"Epoch:0-{i}/469, Negative loglikelihood: {9806.5 - i:.4f}" for i in range(3)]
+    assert _records(lines) == [("loss", 9806.5), ("loss", 9805.5), ("loss", 9804.5)]
+    assert _both(lines).verdict == "healthy"
+    nan = [f"epoch {i} | negative log-likelihood: {v}" for i, v in enumerate(["2.31", "nan", "nan"])]
+    assert _both(nan).verdict == "data"
+
+
+def test_an_aligned_table_with_percent_columns_and_full_width_values() -> None:
+    head = "Itn.  Dep Loss  NER Loss  UAS     Tag %   Token %  CPU WPS"
+    rows = ["0     12.500    3.000     0.000   100.000 100.000  349.7",
+            "1     10.250    2.500     40.000  99.500  100.000  350.1"]
+    assert _records([head, *rows]) == [("loss", 12.5), ("loss", 10.25)]
+    assert _both([head, *rows]).verdict == "healthy"
+    # a row with a cell too few, even split at every space, is still no record
+    assert _records([head, "0     12.500    3.000     0.000   100.000 100.000"]) == []
+
+
+def test_an_evaluation_nan_alone_says_no_training_record_is_there() -> None:
+    block = ["***** eval metrics *****", "  epoch                     =     3.0",
+             "  eval_loss                 =     nan", "  eval_runtime              = 72.1865"]
+    d = _both(block)
+    assert d.verdict == "unknown"
+    assert "evaluation" in d.reason and "no training record" in d.reason
+    assert "0 event(s) read" not in d.reason
+
+
+def test_a_loss_history_of_step_value_pairs_is_a_record_each() -> None:
+    line = ("INFO flwr 2024-01-02 10:00:00,000 | app.py:221 | app_fit: losses_distributed "
+            "[(1, 2.3012), (2, 2.1034), (3, 1.9876)]")
+    events = [e for e in logs.parse([line]) if e.kind in ("loss", "nan")]
+    assert [(e.step, e.loss, e.explicit) for e in events] == [
+        (1, 2.3012, True), (2, 2.1034, True), (3, 1.9876, True)]
+    assert _both([line]).verdict == "healthy"
+    late = ("app_fit: losses_centralized [" + ", ".join(f"({i}, {2.0 - i / 100:.4f})"
+                                                         for i in range(200)) + ", (200, nan)]")
+    assert [e.step for e in logs.parse([late]) if e.kind == "nan"] == [200]
+    # a list of pairs under a name without a loss role is no record
+    assert _records(["app_fit: metrics_centralized {'accuracy': [(0, 0.1), (1, nan)]}"]) == []
