@@ -1,7 +1,8 @@
-"""The general rules heldout37's to heldout39's first runs led to, each on lines of its own (not the
+"""The general rules heldout37's to heldout41's first runs led to, each on lines of its own (not the
 held-out files): the negative log-likelihood spelled out is a loss, an aligned table whose column
-names carry ``%`` and whose full-width values leave one space, and an evaluation's NaN with no
-training record at all."""
+names carry ``%`` and whose full-width values leave one space, an evaluation's NaN with no
+training record at all, a loss history of ``(step, value)`` pairs, and a ``|`` table printed
+through a logger."""
 
 from __future__ import annotations
 
@@ -66,3 +67,19 @@ def test_a_loss_history_of_step_value_pairs_is_a_record_each() -> None:
     assert [e.step for e in logs.parse([late]) if e.kind == "nan"] == [200]
     # a list of pairs under a name without a loss role is no record
     assert _records(["app_fit: metrics_centralized {'accuracy': [(0, 0.1), (1, nan)]}"]) == []
+
+
+def test_a_table_printed_through_a_logger_reads_under_its_header() -> None:
+    pre = "[ INFO : 2023-07-06 07:55:{:02d},898 ] - "
+    lines = [pre.format(0) + "+----------+----------+----------+----------+",
+             pre.format(0) + "|     Epoch|     Batch|        Lr|      Loss|",
+             pre.format(0) + "+----------+----------+----------+----------+",
+             pre.format(1) + "|         3|       200|   0.52112|    5.2225|",
+             pre.format(2) + "|         3|       300|   0.54052|       nan|"]
+    recs = _records(lines)
+    assert [k for k, _ in recs] == ["loss", "nan"] and recs[0][1] == 5.2225
+    steps = [(e.step, e.explicit) for e in logs.parse(lines) if e.kind in ("loss", "nan")]
+    assert steps == [(200, True), (300, True)]
+    assert _both(lines).verdict != "healthy"
+    # the rows alone, their header outside the window: numbers under no name are no record
+    assert _records(lines[3:]) == []

@@ -165,12 +165,23 @@ def _yolo(cells: list[str]) -> list[str]:
     return [_YOLO_LOSSES.get(c, c) for c in cells]
 
 
+#: what a logger writes before a ``|`` table it prints (WeSpeaker's ``[ INFO : 2023-07-06
+#: 07:55:30,898 ] - |     Epoch|     Batch| ...``): a time of day, then the table's first ``|``
+_LOGGED = re.compile(r"^[^|]*\d\d:\d\d:\d\d[^|]*?(?=\|)")
+
+
+def table_part(low: str) -> str:
+    """A table line without the logger's prefix before its first ``|`` (``_LOGGED``)."""
+    m = _LOGGED.match(low) if "|" in low else None
+    return low[m.end():] if m else low
+
+
 def header(low: str) -> tuple[str, list[str]] | None:
     """``(delimiter, names)`` when the lower-cased line is a header row: two or more names (no
     numbers), split by one delimiter (tab, comma, semicolon, ``|``, or runs of spaces), at least
     one of them a loss, loss scale or grad norm and another a step, epoch or a second metric.
     YOLO's bare loss columns are named as the losses they are (``_YOLO_LOSSES``)."""
-    s = low.strip()
+    s = table_part(low).strip()
     if len(s) > 2000 or not s or _NOT_HEADER.search(s):
         return None
     for delim in _DELIMS + ("  ", " "):
@@ -202,7 +213,7 @@ def row(low: str, delim: str, names: list[str]) -> dict[str, str] | None:
     may go on with a progress bar after them), and every cell under a named role a number, an
     ``N/M`` counter (``N``), a bracketed list of numbers (its mean) or empty, one of them a
     number at least."""
-    cells = _split(low.strip(), delim)
+    cells = _split((table_part(low) if delim == "|" else low).strip(), delim)
     if delim == "  " and len(cells) < len(names) and len(low.split()) == len(names):
         cells = low.split()     # a value as wide as its column leaves one space before the next
     if len(cells) < len(names) or (len(cells) > len(names) and delim != " "):
