@@ -83,3 +83,27 @@ def test_a_table_printed_through_a_logger_reads_under_its_header() -> None:
     assert _both(lines).verdict != "healthy"
     # the rows alone, their header outside the window: numbers under no name are no record
     assert _records(lines[3:]) == []
+
+
+# ---- Chinese prints (heldout42's threads; heldout13's ``训练次数：100, Loss：1.98``) ----------
+def test_full_width_punctuation_separates_fields_as_ascii_does() -> None:
+    from fampnb.logs._notation import lower
+
+    line = "Epoch 1，Loss：2.3100；lr＝0.01"
+    assert lower(line) == "epoch 1,loss:2.3100;lr=0.01" and len(lower(line)) == len(line)
+    assert _records([line, "Epoch 2，Loss：nan"])[0] == ("loss", 2.31)
+    assert _both(["Epoch 1，Loss：2.31", "Epoch 2，Loss：2.12", "Epoch 3，Loss：2.05"]).verdict == "healthy"
+
+
+def test_chinese_names_have_their_roles() -> None:
+    assert [role(k) for k in ("损失", "训练损失", "验证集损失", "训练次数", "轮次", "学习率")] == [
+        "loss", "loss", "loss", "step", "epoch", "lr"]
+    lines = ["-------第 1 轮训练开始------", "训练次数：100, 损失：1.98", "训练次数：200, 损失：1.75",
+             "整体测试集上的Loss: 262.6", "-------第 2 轮训练开始------", "训练次数：300, 损失：nan",
+             "训练次数：400, 损失：nan"]
+    events = [e for e in logs.parse(lines) if e.kind in ("loss", "nan", "note")]
+    assert [(e.kind, e.step, e.explicit, e.epoch) for e in events] == [
+        ("loss", 100, True, 1), ("loss", 200, True, 1), ("note", 200, False, 1),
+        ("nan", 300, True, 2), ("nan", 400, True, 2)]
+    assert events[2].rule == "eval-loss"          # the test set's loss: an evaluation's
+    assert _both(lines).verdict != "healthy"

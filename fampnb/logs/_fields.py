@@ -186,7 +186,8 @@ def hf_fields(found: list[tuple[str, str]], st: LineState, ev: object) -> bool:
 
 #: the name of an evaluation's metric (``val_loss``, ``eval/loss``, ``valid loss``, ``test_loss``,
 #: Informer's ``Vali Loss``)
-_EVAL = re.compile(r"(?:val|vali|valid|validation|eval|evaluation|test|dev)[_/ ]")
+_EVAL = re.compile(r"(?:val|vali|valid|validation|eval|evaluation|test|dev)[_/ ]|"
+                   r"[\u4e00-\u9fff]*(?:测试|验证)")     # (``整体测试集上的loss``: the test set's)
 
 
 #: a line tagged as an evaluation's (``Epoch 0 [CV] progress 290/341 loss nan``, WeNet's ``CV Batch

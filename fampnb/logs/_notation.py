@@ -30,9 +30,10 @@ from fampnb.logs._read import utf16
 from fampnb.logs._vocab import role, summary
 
 __all__ = ["pairs", "header", "row", "json_field", "number", "array_value", "CONNECTIVES", "ARRAY",
-           "exact_zero", "structured_head"]
+           "exact_zero", "structured_head", "lower", "table_part"]
 
-_KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_][\w./\-]*"     # (a value is not a key's word)
+#: a key: a word (a Chinese one too: ``训练次数``) and what may follow it; a value is not a key
+_KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_\u4e00-\u9fff][\w./\-]*"
 #: a bracketed list of numbers, separated by commas or whitespace (numpy pads with spaces)
 #: (and numpy's summary of a long one, ``[0. 1. 2. ... 7. 8. 9.]``, ``[0, 1, ..., 9]``)
 ARRAY = (r"\[\s*(?:" + NUM + r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?)*" + NUM
@@ -47,6 +48,17 @@ _PAIR = re.compile(
 CONNECTIVES = frozenset({"is", "was", "became", "becomes", "become", "now", "value", "reads",
                          "equals", "of", "at", "to", "="})
 _NUM_RX = re.compile(NUM)
+
+
+#: full-width punctuation as Chinese input methods type it (``Loss：1.98``), one character for one
+_FULLWIDTH = str.maketrans("：，；＝（）", ":,;=()")
+
+
+def lower(text: str) -> str:
+    """The line as the readers search it: lower case, full-width punctuation as ASCII (the same
+    length: a match's offsets are the line's)."""
+    low = text.lower()
+    return low.translate(_FULLWIDTH) if not low.isascii() else low
 
 
 def number(text: str) -> float | None:

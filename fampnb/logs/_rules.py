@@ -71,11 +71,13 @@ from fampnb.logs._messages import (
 )
 from fampnb.logs._notation import header as _header
 from fampnb.logs._notation import json_field as _json_field
+from fampnb.logs._notation import lower as _lower
 from fampnb.logs._notation import row as _csv_row
 from fampnb.logs._notation import structured_head
 from fampnb.logs._steps import EPOCH as _EPOCH
 from fampnb.logs._steps import LEAD_EPOCH as _LEAD_EPOCH
 from fampnb.logs._steps import YOLO_EPOCH as _YOLO_EPOCH
+from fampnb.logs._steps import ZH_EPOCH as _ZH_EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
 from fampnb.logs._vocab import LOG2_SCALE_KEYS as _LOG2_KEYS
@@ -215,7 +217,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         st.table[row[0]] = row[1][:40]
         st.table_line = line_no
         return flushed
-    low = text.lower()
+    low = _lower(text)
     if low.startswith(_TF_LOGGER):
         st.seen["tensorflow"] = 1       # TensorFlow's own logger: the records are a TF run's
     if not _has(low, PREFILTER):
@@ -240,6 +242,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ep = _EPOCH.search(low)
         if ep:
             st.epoch = int(ep.group(1)[:6])
+    elif "轮" in low and (ep := _ZH_EPOCH.search(low)):
+        st.epoch = int(ep.group(1))
     elif low[:1].isdigit() or low[:1] == " ":
         ep = _LEAD_EPOCH.match(low) or _YOLO_EPOCH.match(low)
         if ep:
@@ -545,7 +549,7 @@ def _header_row(text: str, line_no: int, st: LineState) -> list[Event] | None:
     """The record of a data row under the header row read before (None: not such a row)."""
     assert st.header is not None
     delim, names = st.header
-    low = text.lower()
+    low = _lower(text)
     cells = _csv_row(low, delim, names)
     if cells is None:
         return None

@@ -7,7 +7,7 @@ import re
 
 from fampnb.logs._event import _c
 
-__all__ = ["step_of", "EPOCH", "LEAD_EPOCH", "YOLO_EPOCH"]
+__all__ = ["step_of", "EPOCH", "ZH_EPOCH", "LEAD_EPOCH", "YOLO_EPOCH"]
 
 # ---- steps ---------------------------------------------------------------------------------
 _NAMED, _GROUP1 = 1, 2   # epoch handling of a step rule (0: none), see _STEP_RULES
@@ -34,6 +34,8 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     ("/", _c(r"(?:^|[|\s])(\d+)/(\d+)\s*(?:\[(?:\d|[=>.]{3})|\u2501)"), 1, 2, 0),
 )
 EPOCH = _c(r"\bepoch\s*[:(]?\s*(?:train\)\s*)?\[?\s*(\d+)")
+#: the epoch in Chinese: ``第 3 轮`` ("round 3": ``-------第 1 轮训练开始------``)
+ZH_EPOCH = _c(r"第\s*(\d{1,6})\s*轮")
 #: the epoch column that starts a YOLO training row (YOLOv5 ``16/999  7.38G  0.0343 ...``, 0-based;
 #: Ultralytics ``1/100  3.21G  1.234 ...``): ``epoch/epochs`` then the GPU memory
 YOLO_EPOCH = _c(r"\s*(\d{1,6})/\d{1,6}\s+\d+(?:\.\d+)?g\s")

@@ -7,7 +7,8 @@ cost, ``*crossentropy``, ``*smoothl1``),
 grad_scale, scale, cur_scale), ``log2_scale`` (a scale printed as its base-2 logarithm,
 ``lg_loss_scale``), ``grad_norm`` (grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step``
 (step, global_step, iter, iteration, batch, num_updates, update, Marian's ``up.``), ``epoch``
-(epoch, PaddlePaddle's ``pass``, Marian's ``ep.``) and ``lr``. A ``train/``, ``train_`` or
+(epoch, PaddlePaddle's ``pass``, Marian's ``ep.``) and ``lr``, and their Chinese names
+(``ZH_NAMES``). A ``train/``, ``train_`` or
 ``train `` prefix (and ``trainer/``) is dropped first.  A summary's name (``min_``, ``max_``,
 ``best_``, ``lowest_``: the best value so far, ``Min_val_loss: 1e10``) has no role.
 
@@ -29,8 +30,15 @@ ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr
 #: the negative log-likelihood spelled out (a CRF tagger's ``Negative loglikelihood: 9806.49``)
 NLL = ("negative loglikelihood", "negative log likelihood", "negative log-likelihood",
        "negative_log_likelihood", "neg_log_likelihood", "neg log likelihood")
+#: Chinese names (course code and Chinese-community trainers: ``训练次数：100, Loss：1.98``,
+#: ``第 3 轮, 训练损失: nan``); a name that ends in 损失 (loss) is a loss too (``role``)
+ZH_NAMES = ((("损失", "训练损失", "总损失", "损失值", "平均损失"), "loss"),
+            (("训练次数", "训练步数", "步数", "迭代次数"), "step"),
+            (("轮", "轮次", "轮数"), "epoch"),
+            (("学习率",), "lr"),
+            (("梯度范数",), "grad_norm"))
 _EXACT: dict[str, str] = {}
-for _names, _role in (
+for _names, _role in (*ZH_NAMES,
     (("loss", "lm loss", "lm_loss", "total loss", "total_loss", "loss_total", "overall_loss",
       "xent", "nll", "cross_entropy", "cross entropy",
       "cost", "avg_cost", "avg cost", *NLL), "loss"),  # (Marian's ``Cost``, Paddle's ``avg_cost``)
@@ -53,10 +61,10 @@ for _names, _role in (
 #: the words the names of a record's values contain (loss, scale, grad norm, epoch; lower case):
 #: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
-                "cost", "smoothl1", "likelihood",
+                "cost", "smoothl1", "likelihood", "损失", "轮",
                 " avg, ")   # (darknet names no value: ``N: loss, mean avg, ...``)
 #: the words some role's names contain: the reader's prefilter is built from them
-WORDS = RECORD_WORDS + ("step", "iter", "batch", "update")
+WORDS = RECORD_WORDS + ("step", "iter", "batch", "update", "次数", "步数")
 #: keys that name the total loss of a record (every other key with ``loss`` is a component)
 TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm loss", "lm_loss",
                         "train_loss_step", "overall_loss", "train/loss", "total loss", "xent",
@@ -96,7 +104,7 @@ def role(key: str) -> str | None:
                 or "_loss_" in k:
             return "loss"
         return None
-    if k.endswith(("_xent", "/xent", "_nll", "/nll")):
+    if k.endswith(("_xent", "/xent", "_nll", "/nll", "损失")):
         return "loss"
     return None
 
@@ -127,7 +135,8 @@ def pick_loss(pairs: dict[str, float]) -> float | None:
 #: step names, most specific first (fairseq's JSON ``update`` is a fractional epoch, its
 #: ``num_updates`` the step)
 _STEP_ORDER = ("global_step", "global step", "num_updates", "step", "steps", "_step", "iteration",
-               "iter", "iters", "updates", "update", "up.", "batch")
+               "iter", "iters", "updates", "update", "up.", "batch",
+               *(n for names, r in ZH_NAMES if r == "step" for n in names))
 
 
 def record(pairs: dict[str, float]) -> dict[str, float]:
