@@ -285,6 +285,14 @@ def render_colon_comma(run: Run) -> list[str]:
             f"lr: {r.lr:.3e}" for r in run.records]
 
 
+@notation("zh_print")
+def render_zh_print(run: Run) -> list[str]:
+    """A Chinese course-style print: Chinese names, full-width colons and commas (as a Chinese input
+    method types them), the scale under its English name (``scaler.get_scale()``)."""
+    return [f"第 {_epoch_pos(run, r.step)[0]} 轮  训练次数：{r.step}，损失：{_py(r.loss)}，"
+            f"学习率：{r.lr:.2e}，scale：{r.scale:g}" for r in run.records]
+
+
 def _megatron_scale(x: float) -> str:
     """Megatron prints '%.1f'; it clamps at min_scale 1.0, so below 1 this corpus prints '%g' to keep
     each halving visible (0.25 would read 0.2)."""
