@@ -107,3 +107,40 @@ def test_chinese_names_have_their_roles() -> None:
         ("nan", 300, True, 2), ("nan", 400, True, 2)]
     assert events[2].rule == "eval-loss"          # the test set's loss: an evaluation's
     assert _both(lines).verdict != "healthy"
+
+
+# ---- heldout44 and heldout45 -------------------------------------------------------------------
+def test_a_tuple_of_numbers_is_read_as_a_list_is() -> None:
+    lines = [f"[{i:02d}] loss: ({0.045 - i / 1000:.6f}, {0.031 - i / 2000:.6f}) f1: (0.000, 0.000)"
+             for i in range(4)]
+    recs = _records(lines)
+    assert [k for k, _ in recs] == ["loss"] * 4 and abs(recs[0][1] - 0.038) < 1e-9
+    assert _both(lines).verdict == "healthy"
+    assert [k for k, _ in _records(["[00] loss: (0.0451, nan)"])] == ["nan"]
+    # a value followed by a bracketed running mean is still the value (maskrcnn-benchmark)
+    assert _records(["loss: 0.5 (0.6)  loss_cls: 0.2 (0.3)"]) == [("loss", 0.5)]
+
+
+def test_a_record_wrapped_right_after_its_key_is_joined() -> None:
+    pre = "[rank0]:[titan] 2026-07-16 11:20:4{}, - root - INFO - step:  {}  loss:"
+    lines = []
+    for i, (loss, gn) in enumerate([("7.98820", "3.7762"), ("6.08364", "4.2124"), ("5.5", "2.1")]):
+        lines += [pre.format(i, i + 1), f"{loss}  grad_norm:  {gn}  memory:  3.87GiB(2.17%)  tps: 1,578",
+                  "tflops: 0.86  mfu: N/A"]
+    recs = [(e.step, e.loss, e.grad_norm) for e in logs.parse(lines) if e.kind == "loss"]
+    assert recs == [(1, 7.9882, 3.7762), (2, 6.08364, 4.2124), (3, 5.5, 2.1)]
+    assert _both(lines).verdict == "healthy"
+    # a line ending in a key that is no loss, scale or grad norm is not held for the next
+    assert [(e.line_no, e.loss) for e in logs.parse(["eta:", "0.5 loss: 1.2"])] == [(2, 1.2)]
+
+
+def test_non_finite_grad_norms_at_a_static_scale_of_one_are_not_healthy() -> None:
+    rec = ["iteration {}/50 | elapsed time per iteration: 21392.5 ms |",
+           "learning rate: 1.350000E-04 | global batch size: 4096 |",
+           "loss scale: 1.0 | grad norm: nan |",
+           "number of skipped iterations: 0 | number of nan iterations: 0", ""]
+    lines = [ln.format(i) for i in (5, 6) for ln in rec]
+    assert _both(lines).verdict == "unknown"
+    # a dynamic scale that moves is the scaler at work: not this rule's case
+    moving = ["loss scale: 65536.0 | grad norm: nan |", "loss scale: 32768.0 | grad norm: nan |"]
+    assert "skipped for a non-finite" not in _both(moving).reason

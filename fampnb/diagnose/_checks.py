@@ -412,10 +412,15 @@ def loss_explodes(c: Case) -> Finding | None:
 
 def skips_only(c: Case) -> Finding | None:
     """Skipped steps for a non-finite gradient (ESPnet's ``The grad norm is nan. Skipping updating
-    the model.``) and not one loss record: nothing shows how it began, so nothing is healthy."""
+    the model.``, Megatron's ``loss scale: 1.0 | grad norm: nan``) and not one loss record:
+    nothing shows how it began, so nothing is healthy.  A printed scale that never moved from 1
+    is no dynamic scaler at work (Megatron prints 1.0 for bf16)."""
     acc = c.acc
+    sc = acc.scale
+    static = sc.final_scale is None or (sc.final_scale == 1.0 and sc.min_scale == 1.0
+                                        and not (sc.backoffs or sc.hyst or sc.growths))
     if not (acc.skip.count and acc.nan.finite == 0 and acc.nan.first_nan is None
-            and acc.skip.overflow is None and not acc.scale.runs and acc.scale.final_scale is None
+            and acc.skip.overflow is None and not acc.scale.runs and static
             and not acc.nan.eval_finite and all(
                 e.grad_norm is not None and not math.isfinite(e.grad_norm)
                 for e in acc.skip.rules.values())):

@@ -38,12 +38,15 @@ _KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_\u4e00-\u9fff][\w./\-]*"
 #: (and numpy's summary of a long one, ``[0. 1. 2. ... 7. 8. 9.]``, ``[0, 1, ..., 9]``)
 ARRAY = (r"\[\s*(?:" + NUM + r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?)*" + NUM
          + r"\s*,?\s*\]")
+#: a tuple of two or more numbers (``loss: (0.0451, 0.0313)``: a print of ``(train, valid)``), read
+#: as a list is
+TUPLE = r"\(\s*" + NUM + r"(?:\s*,\s*" + NUM + r")+\s*,?\s*\)"
 _PAIR = re.compile(
     r"(?<![\w.])(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q)(?:\[\s*\d+\s*\])?)"
     r"(?:\s*[:=]\s*|\s+\|\s+|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?"
     r"(?!\w|\.[\w.]|[-:]\d|\s*/\s*\d)|"
-    r"(?P<arr>" + ARRAY + "))")
+    r"(?P<arr>" + ARRAY + "|" + TUPLE + "))")
 #: words between a name and its value that are not part of the name
 CONNECTIVES = frozenset({"is", "was", "became", "becomes", "become", "now", "value", "reads",
                          "equals", "of", "at", "to", "="})

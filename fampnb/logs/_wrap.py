@@ -18,6 +18,10 @@ numpy wraps a long array too: ``loss [9.21 9.20 ... 9.21`` / `` 9.21 ]`` (``open
 ends inside a ``[`` of numbers after a key; the continuation lines hold numbers only, the last one
 closes the ``]``).  ``join`` then returns the lines joined with one space, and the reader holds a
 joined text that is still open for the next line (``MAX_JOINED`` characters at most).
+
+A record wrapped right after a key (``... step:  1  loss:`` / ``7.98820  grad_norm: ...``, a narrow
+terminal or a paste re-wrapped by hand): ``open_key`` (the key a loss, loss scale or grad norm),
+joined with one space when the next line starts with a number.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ import re
 from functools import cache
 
 from fampnb.logs._num import NUM
+from fampnb.logs._vocab import role
 
-__all__ = ["wrap_head", "join", "open_array", "WORDINGS", "MAX_JOINED"]
+__all__ = ["wrap_head", "join", "open_array", "open_key", "WORDINGS", "MAX_JOINED"]
 
 #: (anchor, rest): ``#`` is a number, a space any run of whitespace; lower case.  Each anchor
 #: carries a word of the reader's prefilter (``loss``, ``overflow``): a head must reach the rules
@@ -117,8 +122,29 @@ _LAST = frozenset("".join(a + r for a, r in WORDINGS).replace("#", "") + "012345
 
 def wrap_head(low: str) -> bool:
     """Does the lower-cased line end inside one of ``WORDINGS`` (anchor complete, rest cut), or
-    inside a wrapped array (``open_array``, or a continuation line of numbers only)?"""
-    return _wording_head(low) or open_array(low) or _CONT.fullmatch(low) is not None
+    inside a wrapped array (``open_array``, or a continuation line of numbers only), or right
+    after a loss, scale or grad-norm key (``open_key``)?"""
+    return (_wording_head(low) or open_array(low) or _CONT.fullmatch(low) is not None
+            or open_key(low))
+
+
+#: a line that ends with a key and its colon, the value on the next line (a record wrapped by hand
+#: or by a narrow terminal: ``... step:  1  loss:`` / ``7.98820  grad_norm:  3.7762 ...``)
+_OPEN_KEY = re.compile(r"(?<![\w.])((?:[a-z_][\w./\-]* )?[a-z_][\w./\-]*)\s*[:=]\s*$")
+_WRAPPED_ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm")
+_LEAD_NUM = re.compile(r"\s*[-+]?(?:" + NUM + ")(?![\\w.])")
+
+
+def open_key(low: str) -> bool:
+    """Does the lower-cased line end right after a key whose value the next line holds (the key
+    a loss, loss scale or grad norm: ``lm loss:``, ``loss:``)?"""
+    if low.rstrip()[-1:] not in (":", "="):
+        return False
+    m = _OPEN_KEY.search(low, max(0, len(low) - 64))
+    if m is None:
+        return False
+    words = m.group(1).split(" ")
+    return any(role(k) in _WRAPPED_ROLES for k in (" ".join(words), words[-1]))
 
 
 #: numpy's wrapped arrays: the open ``[`` of numbers to the line's end, the key before it, a
@@ -169,6 +195,8 @@ def join(head: str, nxt: str) -> str | None:
         if _CLOSE.match(low) or _CONT.fullmatch(low):
             return head.rstrip() + " " + nxt.strip()
         return None
+    if open_key(head.lower()):
+        return head.rstrip() + " " + nxt.strip() if _LEAD_NUM.match(nxt.lower()) else None
     for sep in ("", " "):
         if sep and (head[-1:].isspace() or nxt[:1].isspace()):
             continue
