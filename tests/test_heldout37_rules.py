@@ -144,3 +144,28 @@ def test_non_finite_grad_norms_at_a_static_scale_of_one_are_not_healthy() -> Non
     # a dynamic scale that moves is the scaler at work: not this rule's case
     moving = ["loss scale: 65536.0 | grad norm: nan |", "loss scale: 32768.0 | grad norm: nan |"]
     assert "skipped for a non-finite" not in _both(moving).reason
+
+
+def test_the_first_epochs_summary_is_the_start_however_many_batches_it_counts() -> None:
+    bar = "124/124 [==============================] - 72s 582ms/step - loss: {} - val_loss: {}"
+    first = ["Training model...", "Epoch 1/50", bar.format("nan", "nan"), "Epoch 2/50",
+             bar.format("nan", "nan")]
+    assert _both(first).verdict == "data"
+    # a NaN first seen in the second epoch's summary is not the start
+    later = ["Epoch 1/50", bar.format("0.5123", "0.4981"), "Epoch 2/50", bar.format("nan", "nan"),
+             "Epoch 3/50", bar.format("nan", "nan")]
+    assert _both(later).verdict != "data"
+    # nor is a bar 800 batches into the first epoch (not its summary: the counter decides)
+    mid = ["Epoch 1/50", " 800/1240 [==================>...........] - ETA: 40s - loss: nan"]
+    assert _both(mid).verdict != "data"
+
+
+def test_a_loss_written_value_first_among_comma_fields() -> None:
+    line = ("    {} 4158.77 ms run,   77.01 ms python,   0.43 ms fetch data, 4081.33 ms AMD * 8,  "
+            "{} loss, 0.000571 LR, 1038.57 GB used,  85881.58 GFLOPS")
+    lines = [line.format(i, v) for i, v in enumerate(["0.69", "0.68", "0.66"])]
+    assert _records(lines) == [("loss", 0.69), ("loss", 0.68), ("loss", 0.66)]
+    assert _both(lines).verdict == "healthy"
+    assert [k for k, _ in _records([line.format(0, "nan")])] == ["nan"]
+    # a number before the word loss in prose, not a comma field, is no record
+    assert _records(["we saw a 2.5 loss spike at step 10 and went on"]) == []

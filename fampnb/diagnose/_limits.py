@@ -64,7 +64,9 @@ def early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = F
     tiny epochs), when the step decides.
     Where the log counts steps (on this line, or earlier: ``steps_seen``) the counter decides:
     one of the very first steps, or among the first records of the log (at most two before it)
-    within the first 100 steps (5 % of a short run, at most 500 steps).  Without a step counter,
+    within the first 100 steps (5 % of a short run, at most 500 steps); the end-of-epoch record of
+    the first epoch (``N/N`` batches, Keras) is early however many batches it counts.  Without a
+    step counter,
     a training record among the first three of the log counts as early; a NaN *ending* message
     (``Model diverged with loss = NaN``, ``loss is nan, stopping``) is not a record of a step: it
     says when the run stopped, not when the NaN began, so with no counter and no earlier record
@@ -72,6 +74,10 @@ def early(ev: Event, max_total: int | None, rec_index: int, steps_seen: bool = F
     if ev.epoch is not None and ev.epoch > 1 and not (
             ev.explicit and ev.total and ev.step >= (ev.epoch - 1) * ev.total):
         return False
+    if (ev.epoch is not None and ev.epoch <= 1 and ev.explicit and ev.total
+            and ev.step == ev.total and rec_index <= 2):
+        return True     # the first epoch's summary (Keras ``124/124 ... loss: nan`` after ``Epoch
+        #                 1/50``): its counter counts the epoch's batches, the epoch is the start
     if ev.explicit or steps_seen:
         total = ev.total or max_total or 0
         if ev.step <= 10:

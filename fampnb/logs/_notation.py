@@ -134,15 +134,23 @@ def _name(key: str) -> str:
     return whole
 
 
+#: a field written value first among comma-separated fields (tinygrad's ``4088.39 ms AMD * 8,  0.69
+#: loss, 0.000571 LR, 38.71 GB used``): the loss and the learning rate only
+_VALUE_FIRST = re.compile(r"(?:^|,)\s*(" + NUM + r") (loss|lr)\s*(?=,|$)")
+
+
 def pairs(low: str) -> dict[str, str]:
     """``{name: value text}`` of the ``key <sep> number`` fields of a lower-cased line (the first
-    value of each name)."""
+    value of each name), and of ``number loss`` fields between commas (``_VALUE_FIRST``)."""
     out: dict[str, str] = {}
     for m in _PAIR.finditer(low):
         name = _name(m.group("key") or m.group("bkey"))
         if name not in out:
             arr = m.group("arr")
             out[name] = m.group("val") if arr is None else array_value(arr)
+    if "loss," in low or low.endswith("loss"):
+        for m in _VALUE_FIRST.finditer(low):
+            out.setdefault(m.group(2), m.group(1))
     return out
 
 
