@@ -9,18 +9,10 @@ import io
 import math
 
 import pytest
+from doctor_helpers import diagnose_both as _both
 
 from fampnb import logs
-from fampnb.diagnose import diagnose
 from fampnb.logs._notation import number, pairs
-
-
-def _both(lines: list[str]):
-    """The diagnosis of ``lines`` by the full reader, checked against the fast reader's."""
-    d = diagnose(logs.parse(lines))
-    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
-    assert fast.to_dict() == d.to_dict()
-    return d
 
 
 def _records(lines: list[str]) -> list[tuple[str, float | None]]:

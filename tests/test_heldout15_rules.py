@@ -10,15 +10,10 @@ from __future__ import annotations
 import io
 import json
 
+from doctor_helpers import diagnose_both as _both
+
 from fampnb import logs
 from fampnb.diagnose import diagnose
-
-
-def _both(lines: list[str]):
-    d = diagnose(logs.parse(lines))
-    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
-    assert fast.to_dict() == d.to_dict()
-    return d
 
 
 def _records(lines: list[str]) -> list[tuple[str, int, bool, float | None]]:

@@ -6,20 +6,11 @@ no loss record, guided-diffusion's fp32 tables and a traceback that ends the log
 
 from __future__ import annotations
 
-import io
-
 import pytest
+from doctor_helpers import diagnose_both as _both
 
 from fampnb import logs
-from fampnb.diagnose import diagnose
 from fampnb.logs._vocab import role
-
-
-def _both(lines: list[str]):
-    d = diagnose(logs.parse(lines))
-    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
-    assert fast.to_dict() == d.to_dict()
-    return d
 
 
 def _records(lines: list[str]) -> list[tuple[str, int, float | None]]:

@@ -1,23 +1,17 @@
-"""The general rules heldout37's to heldout41's first runs led to, each on lines of its own (not the
+"""The general rules heldout37's to heldout47's first runs led to, each on lines of its own (not the
 held-out files): the negative log-likelihood spelled out is a loss, an aligned table whose column
 names carry ``%`` and whose full-width values leave one space, an evaluation's NaN with no
-training record at all, a loss history of ``(step, value)`` pairs, and a ``|`` table printed
-through a logger."""
+training record at all, a loss history of ``(step, value)`` pairs, a ``|`` table printed through a
+logger, Chinese prints (full-width punctuation, Chinese names), a value printed as a tuple, a record
+wrapped right after its key, non-finite grad norms at a static scale of 1, the first epoch's
+summary as the start, and tinygrad's value-first fields."""
 
 from __future__ import annotations
 
-import io
+from doctor_helpers import diagnose_both as _both
 
 from fampnb import logs
-from fampnb.diagnose import diagnose
 from fampnb.logs._vocab import role
-
-
-def _both(lines: list[str]):
-    d = diagnose(logs.parse(lines))
-    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
-    assert fast.to_dict() == d.to_dict()
-    return d
 
 
 def _records(lines: list[str]) -> list[tuple[str, float | None]]:

@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import io
-
 import pytest
+from doctor_helpers import diagnose_both as _both
 
 from fampnb import logs
-from fampnb.diagnose import diagnose
-
-
-def _both(lines: list[str]):
-    """The diagnosis of ``lines`` by the full reader, checked against the fast reader's."""
-    d = diagnose(logs.parse(lines))
-    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
-    assert fast.to_dict() == d.to_dict()
-    return d
-
 
 # ---- quoted keys and quoted values inside a ``key: value, ...`` record ------------------------
 QUOTED = "[{t}] iter: {i}, lr: 0.0005, 'loss_a': '{a}', 'loss_b': '0.25', 'loss': '{l}', time: 0.4"

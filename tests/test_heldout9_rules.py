@@ -9,20 +9,13 @@ import math
 
 import numpy as np
 import pytest
+from doctor_helpers import diagnose_both as _both
 
 from fampnb import logs
 from fampnb.diagnose import diagnose
 from fampnb.diagnose._checks import CHECKS
 from fampnb.logs._notation import exact_zero
 from fampnb.logs._vocab import role
-
-
-def _both(lines: list[str]):
-    """The diagnosis of ``lines`` by the full reader, checked against the fast reader's."""
-    d = diagnose(logs.parse(lines))
-    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
-    assert fast.to_dict() == d.to_dict()
-    return d
 
 
 def _events(lines: list[str]) -> list[logs.Event]:

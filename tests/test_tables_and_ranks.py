@@ -6,21 +6,15 @@ series, so the interleaved records are not one NaN that came and went)."""
 
 from __future__ import annotations
 
-import io
+from doctor_helpers import diagnose_both as _both
 
 from fampnb import logs
-from fampnb.diagnose import diagnose
 
 HEAD = "     Epoch   gpu_mem       box       obj       cls     total    labels  img_size"
 BAR = ": 100%|██████████| 313/313 [02:11<00:00,  2.38it/s]"
 VAL = ("                 all        640       4000      0.412      0.377      0.351      0.178")
 
 
-def _both(lines: list[str]):
-    d = diagnose(logs.parse(lines))
-    fast = diagnose(logs.scan(io.BytesIO("\n".join(lines).encode() + b"\n")))
-    assert fast.to_dict() == d.to_dict()
-    return d
 
 
 def _row(epoch: int, box: str, obj: str, cls: str, total: str, header: str = HEAD) -> list[str]:
