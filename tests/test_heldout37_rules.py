@@ -1,10 +1,10 @@
-"""The general rules heldout37's to heldout47's first runs led to, each on lines of its own (not the
+"""The general rules heldout37's to heldout49's first runs led to, each on lines of its own (not the
 held-out files): the negative log-likelihood spelled out is a loss, an aligned table whose column
 names carry ``%`` and whose full-width values leave one space, an evaluation's NaN with no
 training record at all, a loss history of ``(step, value)`` pairs, a ``|`` table printed through a
 logger, Chinese prints (full-width punctuation, Chinese names), a value printed as a tuple, a record
 wrapped right after its key, non-finite grad norms at a static scale of 1, the first epoch's
-summary as the start, and tinygrad's value-first fields."""
+summary as the start, tinygrad's value-first fields, and IPython's traceback header."""
 
 from __future__ import annotations
 
@@ -163,3 +163,16 @@ def test_a_loss_written_value_first_among_comma_fields() -> None:
     assert [k for k, _ in _records([line.format(0, "nan")])] == ["nan"]
     # a number before the word loss in prose, not a comma field, is no record
     assert _records(["we saw a 2.5 loss spike at step 10 and went on"]) == []
+
+
+def test_a_notebooks_traceback_header_ends_the_run_as_pythons_does() -> None:
+    bar = "Epoch 2:  71%|███████   | 10815/15299 [06:41<02:46, 26.91it/s, Loss: {}]"
+    head = ["Epoch 1: 100%|██████████| 15299/15299 [09:31<00:00, 26.77it/s, Loss: 1.6120]",
+            bar.format("1.4837"), "-" * 75]
+    tb = ["RuntimeError                              Traceback (most recent call last)",
+          "/scratch/x/ipykernel_1/11.py in <module>", "---> 25  start_run(config_file=cfg)"]
+    d = _both(head + tb)
+    assert d.verdict == "unknown" and "traceback" in d.reason
+    # Ctrl-C in a notebook is no failure
+    ctrl_c = ["KeyboardInterrupt                         Traceback (most recent call last)"]
+    assert _both(head + ctrl_c).verdict == "healthy"

@@ -46,6 +46,7 @@ from fampnb.logs._messages import (
     FAIRSEQ,
     FS_OVF_ERR,
     GRADS_NONFINITE,
+    IPY_TRACEBACK,
     LEGACY_SCALE,
     LG_CHANGE,
     LOSS_ERR,
@@ -400,6 +401,9 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if low.startswith(("traceback (most recent call last)", "keyboardinterrupt")):
         # an exception's traceback (the run stopped there, unless the reader pressed Ctrl-C)
         ev("note", "generic", "traceback" if low[0] == "t" else "interrupted")
+    elif "traceback (most recent" in low and (m := IPY_TRACEBACK.match(low)):
+        # IPython's (a notebook's) header: ``RuntimeError     Traceback (most recent call last)``
+        ev("note", "generic", "interrupted" if m.group(1) == "keyboardinterrupt" else "traceback")
     if "assert" in low:     # a NaN check that failed: its source line, then ``AssertionError``
         if NAN_CHECK.search(low):
             st.nan_check = line_no
