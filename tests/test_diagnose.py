@@ -523,6 +523,8 @@ CHAIN_CASES = {
     "loss-became-zero": ([f"step {k} loss={x}" for k, x in enumerate(["1.5", "0", "0", "0"])],
                          "unknown"),
     "loss-explodes": ("heldout21/ppdet-explosion_PaddleDetection_3326.log", "data"),
+    "loss-astronomical": ([f"episode: {k}, loss: {x}, mean_q: -3.0e10" for k, x in
+                           enumerate(["3.6e23", "2.1e24", "1.2e26"], 81)], "unknown"),
     "eval-nan-only": ([f"epoch {k} train_loss={1.0 / k:.4f} val_loss=nan" for k in range(1, 6)],
                       "unknown"),
     "skips-only": ("heldout9/espnet2-tse_espnet_5065.log", "unknown"),

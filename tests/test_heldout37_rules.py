@@ -1,10 +1,11 @@
-"""The general rules heldout37's to heldout49's first runs led to, each on lines of its own (not the
+"""The general rules heldout37's to heldout51's first runs led to, each on lines of its own (not the
 held-out files): the negative log-likelihood spelled out is a loss, an aligned table whose column
 names carry ``%`` and whose full-width values leave one space, an evaluation's NaN with no
 training record at all, a loss history of ``(step, value)`` pairs, a ``|`` table printed through a
 logger, Chinese prints (full-width punctuation, Chinese names), a value printed as a tuple, a record
 wrapped right after its key, non-finite grad norms at a static scale of 1, the first epoch's
-summary as the start, tinygrad's value-first fields, and IPython's traceback header."""
+summary as the start, tinygrad's value-first fields, IPython's traceback header, and an
+astronomical finite loss."""
 
 from __future__ import annotations
 
@@ -176,3 +177,13 @@ def test_a_notebooks_traceback_header_ends_the_run_as_pythons_does() -> None:
     # Ctrl-C in a notebook is no failure
     ctrl_c = ["KeyboardInterrupt                         Traceback (most recent call last)"]
     assert _both(head + ctrl_c).verdict == "healthy"
+
+
+def test_an_astronomical_finite_loss_is_no_healthy_run() -> None:
+    line = " {}/50000: episode: {}, duration: 5.514s, episode reward: -752.191, loss: {}, mean_q: -3.0e10"
+    lines = [line.format(11000 + 100 * k, 81 + k, x) for k, x in enumerate(["3.6e23", "2.1e24", "6.1e25"])]
+    d = _both(lines)
+    assert (d.verdict, d.check) == ("unknown", "loss-astronomical"), d.reason
+    # a large loss that is still a loss (a summed CRF likelihood, 1.8e7 at the start) is not this
+    big = [line.format(11000 + 100 * k, 81 + k, x) for k, x in enumerate(["1.8e7", "9.1e6", "4.2e6"])]
+    assert _both(big).verdict == "healthy"

@@ -25,7 +25,7 @@ from fampnb.diagnose._judge import (
     scale_holds,
     stuck_skipping,
 )
-from fampnb.diagnose._limits import SAID_AT_MINIMUM, SMALL_SCALE
+from fampnb.diagnose._limits import ASTRONOMICAL, SAID_AT_MINIMUM, SMALL_SCALE
 from fampnb.diagnose._text import CAVEATS
 from fampnb.logs import Event
 
@@ -375,6 +375,21 @@ def loss_became_zero(c: Case) -> Finding | None:
 EVAL_NAN_RECORDS = 3
 
 
+def loss_astronomical(c: Case) -> Finding | None:
+    """No NaN in the window, but a finite loss of ``ASTRONOMICAL`` or more (keras-rl's ``loss:
+    3.6e23`` from its first record): the run had diverged before or within the window, with no
+    smaller loss before it for ``loss-explodes`` to measure from; not healthy, and whether or
+    when it turns NaN is not in the lines."""
+    nan = c.acc.nan
+    if nan.first_nan is not None or nan.peak < ASTRONOMICAL:
+        return None
+    if nan.last_loss_ev is not None:
+        c.evidence.append(nan.last_loss_ev)
+    return Finding("unknown", f"no NaN, but the loss reaches {fmt(nan.peak)}: no training that works "
+                   "prints a loss that large, so the run had diverged before or within the window; "
+                   "when it began, and whether it ends in a NaN, is not in the lines")
+
+
 def eval_nan_only(c: Case) -> Finding | None:
     """The validation loss is NaN on most records, or on every evaluation the log shows, while
     training never is (``train_loss= 0.0012 ... val_loss= nan``, ``{'eval_loss': nan, ...}``): not
@@ -491,6 +506,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("lr-never-stepped", lr_never_stepped),
     ("loss-became-zero", loss_became_zero),
     ("loss-explodes", loss_explodes),
+    ("loss-astronomical", loss_astronomical),
     ("eval-nan-only", eval_nan_only),
     ("skips-only", skips_only),
     ("no-records", no_records),

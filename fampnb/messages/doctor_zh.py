@@ -244,6 +244,11 @@ REASONS: list[tuple[str, str]] = [
      "step would tell",
      "唯一的 NaN 是评估的 loss（{n} 条记录，从{where}起），日志里没有任何训练记录：看不出训练本身是否一直"
      "是有限值；每一步的训练 loss 才能说明"),
+    ("no NaN, but the loss reaches {peak}: no training that works prints a loss that large, so "
+     "the run had diverged before or within the window; when it began, and whether it ends in a "
+     "NaN, is not in the lines",
+     "没有 NaN，但 loss 达到了 {peak}：正常的训练不会打印这么大的 loss，所以这次训练在这段日志之前或之中"
+     "已经发散；它从何时开始、最后是否变成 NaN，日志里看不出来"),
     ("none", "无"),
     ("to decide, the log would need to show the loss per step (with its step), the loss scale or "
      "the framework's overflow lines, and the precision",
