@@ -1,11 +1,11 @@
-"""The general rules heldout37's to heldout51's first runs led to, each on lines of its own (not the
+"""The general rules heldout37's to heldout53's first runs led to, each on lines of its own (not the
 held-out files): the negative log-likelihood spelled out is a loss, an aligned table whose column
 names carry ``%`` and whose full-width values leave one space, an evaluation's NaN with no
 training record at all, a loss history of ``(step, value)`` pairs, a ``|`` table printed through a
 logger, Chinese prints (full-width punctuation, Chinese names), a value printed as a tuple, a record
 wrapped right after its key, non-finite grad norms at a static scale of 1, the first epoch's
-summary as the start, tinygrad's value-first fields, IPython's traceback header, and an
-astronomical finite loss."""
+summary as the start, tinygrad's value-first fields, IPython's traceback header, an astronomical
+finite loss, Deeplearning4j's score lines and a key ending in ``#``."""
 
 from __future__ import annotations
 
@@ -187,3 +187,18 @@ def test_an_astronomical_finite_loss_is_no_healthy_run() -> None:
     # a large loss that is still a loss (a summed CRF likelihood, 1.8e7 at the start) is not this
     big = [line.format(11000 + 100 * k, 81 + k, x) for k, x in enumerate(["1.8e7", "9.1e6", "4.2e6"])]
     assert _both(big).verdict == "healthy"
+
+
+def test_deeplearning4j_scores_and_a_key_with_a_number_sign() -> None:
+    dl4j = "09:54:{:02d}.023 [main] INFO  o.d.o.l.ScoreIterationListener - Score at iteration {} is {}"
+    lines = [dl4j.format(i, 20 * i, x) for i, x in enumerate(["2.3025", "2.1011", "1.9876", "1.8"])]
+    events = [e for e in logs.parse(lines) if e.kind in ("loss", "nan")]
+    assert [(e.step, e.loss, e.explicit) for e in events] == [
+        (0, 2.3025, True), (20, 2.1011, True), (40, 1.9876, True), (60, 1.8, True)]
+    assert _both(lines).verdict == "healthy"
+    assert _both([dl4j.format(i, 20 * i, "NaN") for i in range(3)]).verdict == "data"
+    # dlib's ``step#:``: the key's number sign is no part of its name
+    dlib = "step#: {}  learning rate: 0.1   train loss: {}      test loss: 2.56974"
+    recs = [(e.step, e.explicit) for e in logs.parse([dlib.format(15853, "1.57"), dlib.format(15873, "inf")])
+            if e.kind in ("loss", "nan")]
+    assert recs == [(15853, True), (15873, True)]

@@ -73,6 +73,11 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
         pass
     elif "[(" in low and (m := _HISTORY.search(low)) and role(m.group(1)) == "loss":
         _history(low[m.end(1):], st, ev)
+    elif "score at iteration" in low and (m := _DL4J.search(low)):
+        step, loss = int(m.group(1)[:12]), _f(m.group(2))   # (Deeplearning4j's loss is its score)
+        st.step = step
+        ev("loss" if math.isfinite(loss) else "nan", "generic", "dl4j-score",  # type: ignore[operator]
+           loss=loss, step=step, explicit=True)
     elif not out or out[-1].kind in ("scale", "skip"):
         # (a line with quoted keys that is no HF dict, ``'loss': '9.35'`` with quoted values
         # among ``iter: 3700, lr: ...`` fields, is read as a record in any notation)
@@ -95,6 +100,11 @@ _DARKNET = re.compile(r"(?:^|\|)\s*(\d{1,12}): (" + _NUM + r"), (" + _NUM + r") 
 #: losses_centralized [(0, 722.71), (1, nan), (2, nan)]``): a record per pair, at its step
 _HISTORY = re.compile(r"([a-z][\w./-]*)\s*:?\s*\[\(\d+,\s*(?:" + _NUM + r")\)")
 _PAIR_ITEM = re.compile(r"\((\d{1,12}),\s*(" + _NUM + r")\)")
+
+
+#: Deeplearning4j's ``ScoreIterationListener``: ``Score at iteration 60 is NaN`` (the score is the
+#: network's loss)
+_DL4J = re.compile(r"\bscore at iteration (\d+) is (" + _NUM + ")")
 
 
 def _history(rest: str, st: LineState, ev: object) -> None:

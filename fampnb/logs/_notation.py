@@ -33,7 +33,7 @@ __all__ = ["pairs", "header", "row", "json_field", "number", "array_value", "CON
            "exact_zero", "structured_head", "lower", "table_part"]
 
 #: a key: a word (a Chinese one too: ``训练次数``) and what may follow it; a value is not a key
-_KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_\u4e00-\u9fff][\w./\-]*"
+_KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_\u4e00-\u9fff][\w./\-]*#?"     # (``step#:``: dlib)
 #: a bracketed list of numbers, separated by commas or whitespace (numpy pads with spaces)
 #: (and numpy's summary of a long one, ``[0. 1. 2. ... 7. 8. 9.]``, ``[0, 1, ..., 9]``)
 ARRAY = (r"\[\s*(?:" + NUM + r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?)*" + NUM

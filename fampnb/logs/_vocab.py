@@ -61,7 +61,7 @@ for _names, _role in (*ZH_NAMES,
 #: the words the names of a record's values contain (loss, scale, grad norm, epoch; lower case):
 #: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
-                "cost", "smoothl1", "likelihood", "损失", "轮",
+                "cost", "smoothl1", "likelihood", "score at iteration", "损失", "轮",
                 " avg, ")   # (darknet names no value: ``N: loss, mean avg, ...``)
 #: the words some role's names contain: the reader's prefilter is built from them
 WORDS = RECORD_WORDS + ("step", "iter", "batch", "update", "次数", "步数")
@@ -81,7 +81,7 @@ def summary(key: str) -> bool:
 
 
 def _strip(key: str) -> str:
-    key = key.strip().strip("'\"").strip()
+    key = key.strip().strip("'\"").rstrip("#").strip()      # (dlib's ``step#: 15853``)
     return _PREFIX.sub("", key, count=1) if key[:5] == "train" else key
 
 
