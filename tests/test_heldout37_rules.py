@@ -1,11 +1,11 @@
-"""The general rules heldout37's to heldout53's first runs led to, each on lines of its own (not the
+"""The general rules heldout37's to heldout55's first runs led to, each on lines of its own (not the
 held-out files): the negative log-likelihood spelled out is a loss, an aligned table whose column
 names carry ``%`` and whose full-width values leave one space, an evaluation's NaN with no
 training record at all, a loss history of ``(step, value)`` pairs, a ``|`` table printed through a
 logger, Chinese prints (full-width punctuation, Chinese names), a value printed as a tuple, a record
 wrapped right after its key, non-finite grad norms at a static scale of 1, the first epoch's
 summary as the start, tinygrad's value-first fields, IPython's traceback header, an astronomical
-finite loss, Deeplearning4j's score lines and a key ending in ``#``."""
+finite loss, Deeplearning4j's score lines, a key ending in ``#`` and a CUDA device-side assertion."""
 
 from __future__ import annotations
 
@@ -202,3 +202,14 @@ def test_deeplearning4j_scores_and_a_key_with_a_number_sign() -> None:
     recs = [(e.step, e.explicit) for e in logs.parse([dlib.format(15853, "1.57"), dlib.format(15873, "inf")])
             if e.kind in ("loss", "nan")]
     assert recs == [(15853, True), (15873, True)]
+
+
+def test_a_cuda_device_assertion_ends_the_run_as_a_traceback_does() -> None:
+    recs = [f"cellbender:remove-background: [epoch {k:03d}]  average training loss: {1600 - 2 * k:.4f}"
+            for k in range(30, 35)]
+    cuda = ("/opt/conda/work/aten/src/ATen/native/cuda/Distributions.cu:290: lambda [](int, float &)->auto: "
+            "block: [0,0,0], thread: [96,0,0] Assertion `0 <= p4 && p4 <= 1` failed.")
+    d = _both(recs + [cuda])
+    assert (d.verdict, d.check) == ("unknown", "traceback-ends-log"), d.reason
+    # a Python assert in the user's code is not a kernel's
+    assert _both(recs + ["assert x > 0, 'Assertion `x` failed'"]).verdict == "healthy"

@@ -36,6 +36,7 @@ from fampnb.logs._messages import (
     ASSERT_ERR,
     CAI_SCALE,
     CAI_SKIP,
+    CUDA_ASSERT,
     DS_GRAD_OVF,
     DS_HYST,
     DS_MIN,
@@ -404,6 +405,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     elif "traceback (most recent" in low and (m := IPY_TRACEBACK.match(low)):
         # IPython's (a notebook's) header: ``RuntimeError     Traceback (most recent call last)``
         ev("note", "generic", "interrupted" if m.group(1) == "keyboardinterrupt" else "traceback")
+    elif "assertion `" in low and ".cu:" in low and CUDA_ASSERT.search(low):
+        ev("note", "generic", "traceback")      # a CUDA device-side assertion stopped the process
     if "assert" in low:     # a NaN check that failed: its source line, then ``AssertionError``
         if NAN_CHECK.search(low):
             st.nan_check = line_no
