@@ -1,11 +1,12 @@
-"""The general rules heldout37's to heldout55's first runs led to, each on lines of its own (not the
+"""The general rules heldout37's to heldout57's first runs led to, each on lines of its own (not the
 held-out files): the negative log-likelihood spelled out is a loss, an aligned table whose column
 names carry ``%`` and whose full-width values leave one space, an evaluation's NaN with no
 training record at all, a loss history of ``(step, value)`` pairs, a ``|`` table printed through a
 logger, Chinese prints (full-width punctuation, Chinese names), a value printed as a tuple, a record
 wrapped right after its key, non-finite grad norms at a static scale of 1, the first epoch's
 summary as the start, tinygrad's value-first fields, IPython's traceback header, an astronomical
-finite loss, Deeplearning4j's score lines, a key ending in ``#`` and a CUDA device-side assertion."""
+finite loss, Deeplearning4j's score lines, a key ending in ``#``, a CUDA device-side assertion and
+a trainer's NaN guard."""
 
 from __future__ import annotations
 
@@ -213,3 +214,13 @@ def test_a_cuda_device_assertion_ends_the_run_as_a_traceback_does() -> None:
     assert (d.verdict, d.check) == ("unknown", "traceback-ends-log"), d.reason
     # a Python assert in the user's code is not a kernel's
     assert _both(recs + ["assert x > 0, 'Assertion `x` failed'"]).verdict == "healthy"
+
+
+def test_a_trainers_nan_guard_says_when_it_noticed_not_when_the_nan_began() -> None:
+    warn = "WARNING ⚠️ Loss NaN/Inf detected (attempt 1/3), recovering from last.pt..."
+    events = [e for e in logs.parse([warn]) if e.kind == "nan"]
+    assert [e.rule for e in events] == ["nan-detected"]
+    # alone, with no start of training in the window: not "from the start"
+    assert _both([warn, "Traceback (most recent call last):"]).verdict == "unknown"
+    # where the window shows the start of training, a NaN noticed right after it is the start's
+    assert _both(["Start training", warn]).verdict == "data"

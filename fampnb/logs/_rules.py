@@ -59,6 +59,7 @@ from fampnb.logs._messages import (
     MS_OVF,
     NAN_ASSERT,
     NAN_CHECK,
+    NAN_DETECTED,
     OVF_EXIT,
     PADDLE_DECR,
     PREC,
@@ -311,6 +312,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
                    "log2-scale-increase", lg2)
     if ("diverged" in low or "loss" in low) and TF_NAN.search(low):
         ev("nan", "keras", "tf-nan-loss", loss=math.nan)
+    elif "detected" in low and NAN_DETECTED.search(low):
+        ev("nan", "generic", "nan-detected", loss=math.nan)
     if ("tensor had" in low or "summary histogram" in low or "found inf or nan" in low) \
             and TF_CHECK.search(low):
         ev("nan", "keras", "tf-check-numerics", loss=math.nan)
