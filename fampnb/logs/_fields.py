@@ -64,20 +64,13 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
     elif low[:7] == "(epoch:" and (m := _CYCLEGAN.match(low)):
         _cyclegan(m, st, ev)
     elif " avg" in low and (m := _DARKNET.search(low)):
-        step = int(m.group(1)[:12])
-        st.step = step
-        loss = _f(m.group(2))
-        ev("loss" if math.isfinite(loss) else "nan", "generic", "darknet", loss=loss,  # type: ignore[operator]
-           step=step, explicit=True)
+        _stepped(st, ev, "darknet", m.group(1), m.group(2))
     elif ("'loss'" in low or "'grad_norm'" in low or "'train_loss'" in low) and hf(low, st, ev):
         pass
     elif "[(" in low and (m := _HISTORY.search(low)) and role(m.group(1)) == "loss":
         _history(low[m.end(1):], st, ev)
     elif "score at iteration" in low and (m := _DL4J.search(low)):
-        step, loss = int(m.group(1)[:12]), _f(m.group(2))   # (Deeplearning4j's loss is its score)
-        st.step = step
-        ev("loss" if math.isfinite(loss) else "nan", "generic", "dl4j-score",  # type: ignore[operator]
-           loss=loss, step=step, explicit=True)
+        _stepped(st, ev, "dl4j-score", m.group(1), m.group(2))   # (Deeplearning4j's loss: its score)
     elif not out or out[-1].kind in ("scale", "skip"):
         # (a line with quoted keys that is no HF dict, ``'loss': '9.35'`` with quoted values
         # among ``iter: 3700, lr: ...`` fields, is read as a record in any notation)
@@ -107,12 +100,17 @@ _PAIR_ITEM = re.compile(r"\((\d{1,12}),\s*(" + _NUM + r")\)")
 _DL4J = re.compile(r"\bscore at iteration (\d+) is (" + _NUM + ")")
 
 
+def _stepped(st: LineState, ev: object, rule: str, step_text: str, loss_text: str) -> None:
+    """A loss record at the step the line names (darknet, Deeplearning4j, a loss history)."""
+    step, loss = int(step_text[:12]), _f(loss_text)
+    st.step = step
+    ev("loss" if math.isfinite(loss) else "nan", "generic", rule, loss=loss,  # type: ignore[operator]
+       step=step, explicit=True)
+
+
 def _history(rest: str, st: LineState, ev: object) -> None:
     for m in _PAIR_ITEM.finditer(rest[:rest.find("]") + 1 or None]):
-        step, loss = int(m.group(1)), _f(m.group(2))
-        st.step = step
-        ev("loss" if math.isfinite(loss) else "nan", "generic", "loss-history",  # type: ignore[operator]
-           loss=loss, step=step, explicit=True)
+        _stepped(st, ev, "loss-history", m.group(1), m.group(2))
 
 
 def _cyclegan(m: re.Match[str], st: LineState, ev: object) -> None:
