@@ -285,3 +285,51 @@ def test_png_holds_the_buffers_pixels_exactly():
     for buf in (opaque, clear):
         img = Image.open(io.BytesIO(base._png_rgba(buf.tobytes(), 7, 5, 1)))
         assert img.mode == "RGBA" and np.array_equal(np.asarray(img), buf)
+
+
+def test_a_new_frame_lays_out_without_measuring_the_key(monkeypatch):
+    """``refresh(new_frame=True)`` (the log reader's next log) runs the layout pass without
+    measuring the layout key, and shows the picture the keyed refresh shows for the same change;
+    the next keyed refresh lays out once more (the key of that layout is unknown), the one after
+    keeps it."""
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    pair = [base.LiveFigure(figsize=(4, 3)) for _ in range(2)]
+    lines = [live.ax.plot([0, 1], [0, 1])[0] for live in pair]
+    for live in pair:
+        live.refresh()
+    measured = []
+    real_key = base.layout_key
+    monkeypatch.setattr(base, "layout_key", lambda fig: measured.append(fig) or real_key(fig))
+    for live, line in zip(pair, lines):
+        line.set_data([0, 1000], [0, 50000])
+        live.ax.relim()
+        live.ax.autoscale_view()
+    pair[0].refresh()
+    assert measured == [pair[0].fig] and _laid_out(pair[0])   # the keyed path: the key changed
+    live = pair[1]
+    live.refresh(new_frame=True)
+    assert measured == [pair[0].fig] and _laid_out(live)
+    assert live.view.value == pair[0].view.value
+    live.refresh()
+    assert measured[1:] == [live.fig] and _laid_out(live)
+    live.refresh()
+    assert measured[2:] == [live.fig] and not _laid_out(live)
+
+
+def test_the_log_readers_next_log_is_a_new_frame(monkeypatch):
+    """The log reader lays out a new log without measuring the key, and keys the same log read
+    with another precision hint."""
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    from fampnb import logs
+    from fampnb.widgets.logreader import make_log_reader
+
+    _ui, c, _a = make_log_reader()
+    names = [v for _, v in c["sample"].options if v]
+    calls = []
+    real = base.LiveFigure.refresh
+    monkeypatch.setattr(base.LiveFigure, "refresh",
+                        lambda self, new_frame=False: calls.append(new_frame) or real(self, new_frame))
+    c["sample"].value = names[0]
+    c["paste"].value = "\n".join(logs.read_sample(names[1]))
+    c["precision"].value = next(v for _, v in c["precision"].options if v)
+    assert calls == [True, True, False]

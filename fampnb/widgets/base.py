@@ -91,8 +91,12 @@ class LiveFigure:
         self.fig.set_layout_engine("constrained")
         self._laid_out: tuple[Any, ...] | None = None  # layout_key() when the layout last ran
 
-    def refresh(self) -> None:
+    def refresh(self, new_frame: bool = False) -> None:
         """Show the updated artists: one draw of the ipympl canvas, else a new PNG in the Image.
+
+        ``new_frame``: the caller knows that what the layout reads has changed (the log reader's
+        new log: other limits, other tick labels), so the layout pass runs without measuring the
+        layout key first (measuring it would only confirm the change, at 10% of a draw).
 
         Under ipympl the canvas is drawn at once (``canvas.draw()`` renders and sends the pixels
         that changed) once a page shows it: ``draw_idle()`` would send the page a request to ask
@@ -105,7 +109,10 @@ class LiveFigure:
         layout key measures (ticks, legend sizes) the draw right after finds worked out.
         """
         with self.fig.remembering():
-            self._choose_layout()
+            if new_frame:
+                self._forget_layout()     # (the next keyed refresh lays out once more)
+            else:
+                self._choose_layout()
             if self.ipympl:
                 canvas = self.fig.canvas
                 if getattr(canvas, "syncing_data_url", True):

@@ -194,7 +194,9 @@ def make_log_reader(text: str = "", sample: str | None = None
                                "timeline": timeline, "status": status, "figure": live,
                                "reading": None}
 
-    def show(data: Any, source: str) -> None:
+    def show(data: Any, source: str, new_frame: bool = True) -> None:
+        """Read ``data`` and show it; ``new_frame``: a new log (lay the figure out at once), not
+        the same log read with another precision hint."""
         r = read_log(data, c["precision"].value or None)
         artists["reading"], last[0] = r, (data, source)
         source_text.value = html.escape(source)
@@ -203,7 +205,7 @@ def make_log_reader(text: str = "", sample: str | None = None
                                   "</span>")
             advice_text.value = evidence_text.value = ""
             update_timeline(timeline, None)
-            live.refresh()
+            live.refresh(new_frame)
             return
         parts = diagnosis_html(r.diagnosis)
         note = (f"<div style='color:#b00020'>&#9888; {html.escape(r.message)}</div>"
@@ -212,13 +214,13 @@ def make_log_reader(text: str = "", sample: str | None = None
         advice_text.value = parts["advice"]
         evidence_text.value = parts["evidence"]
         update_timeline(timeline, r.diagnosis)
-        live.refresh()
+        live.refresh(new_frame)
 
     last: list[Any] = [None]
 
     def on_precision(_: Any = None) -> None:
         if last[0] is not None:
-            show(*last[0])
+            show(*last[0], new_frame=False)
 
     def on_paste(_: Any = None) -> None:
         show(c["paste"].value, t("widget.log.src.pasted", n=len(c["paste"].value.splitlines())))
