@@ -236,6 +236,8 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     fields = pairs(low)
     if not fields:
         return
+    if "train" in fields:
+        fields = bare_losses(fields, low)
     nums = {k: x for k, v in fields.items() if role(k) is not None and (x := _num(v)) is not None}
     rec = vocab_record(nums)
     loss = rec.get("loss")
@@ -281,6 +283,26 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
            scale_log2=lg2, **named)  # type: ignore[operator]
     elif scale is not None:
         ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2, **named)  # type: ignore[operator]
+
+
+#: the bare names of an evaluation's value beside a bare ``train`` (``bare_losses``)
+_BARE_EVAL = ("valid", "val", "dev", "test", "eval", "validation", "cv")
+#: a measure other than the loss, named before the bare values (``Accuracy: train=0.93 val=0.91``)
+_MEASURE = re.compile(r"acc|f1|bleu|\bwer\b|\bcer\b|auc|\bmap\b|iou|dice|psnr|ssim|score|"
+                      r"precision|recall|rouge|error|\btop-?\d")
+
+
+def bare_losses(fields: dict[str, str], low: str) -> dict[str, str]:
+    """A record that names its training and evaluation values bare (svoice's ``Epoch 0:
+    train=4.61770 valid=13.24654``, uPIT's ``Loss(time/mini-batch) - Epoch  1: train = nan(...) |
+    dev = nan(...)``): those are its losses (``train_loss``, ``<eval>_loss``), when no field is
+    named a loss and no other measure is named before them."""
+    ev = next((k for k in _BARE_EVAL if k in fields), None)
+    if ev is None or any(role(k) == "loss" for k in fields) or \
+            _MEASURE.search(low, 0, max(0, low.find("train"))):
+        return fields
+    names = {"train": "train_loss", ev: f"{ev}_loss"}
+    return {names.get(k, k): v for k, v in fields.items()}
 
 
 def zero_written(fields: dict[str, str]) -> bool:

@@ -29,8 +29,11 @@ LG_CHANGE = _c(r"\b(decreas|reduc|lower|increas|rais|grow|grew)\w*\s+(?:the\s+)?
 TF_NAN = _c(r"model diverged with loss\s*=\s*(?:nan|[-+]?inf)|nan loss during training|"
              r"invalid loss,\s*terminating training")
 #: a trainer's NaN guard noticing the loss (Ultralytics 8.4: ``WARNING ⚠️ Loss NaN/Inf detected (attempt
-#: 1/3), recovering from last.pt...``): when it was noticed, not when the NaN began
-NAN_DETECTED = _c(r"\bloss (?:nan/inf|inf/nan|nan or inf|nan|inf) detected\b")
+#: 1/3), recovering from last.pt...``), or a user's check noticing a tensor (``NaN detected in
+#: gradient of embedding.weight``, ``NaN detected in model output``; not ``No NaN detected in ...``):
+#: when it was noticed, not when the NaN began
+NAN_DETECTED = _c(r"\bloss (?:nan/inf|inf/nan|nan or inf|nan|inf) detected\b|"
+                  r"(?<!no )\bnan (?:values? )?detected in\b")
 #: TensorFlow's numeric checks failing: ``tf.debugging.check_numerics`` (``<message> : Tensor had
 #: NaN values``), ``clip_by_global_norm``'s (``Found Inf or NaN global norm.``) and a histogram
 #: summary's (``Nan in summary histogram for: <tensor>``): a tensor of the run went non-finite

@@ -2,7 +2,7 @@
 
 ``role(key)`` maps a (lower-cased) metric name to one of ``ROLES`` or ``None``: ``loss`` (loss,
 ``*_loss``, ``loss_*``, lm loss, total loss, xent, nll and the negative log-likelihood spelled out,
-cost, ``*crossentropy``, ``*smoothl1``),
+cost, ``*crossentropy``, ``*smoothl1``, a separation objective ``*si-snr``/``*si-sdr``),
 ``ppl`` (perplexity: a loss stand-in when no loss is printed), ``scale`` (loss_scale, loss scale,
 grad_scale, scale, cur_scale), ``log2_scale`` (a scale printed as its base-2 logarithm,
 ``lg_loss_scale``), ``grad_norm`` (grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step``
@@ -37,6 +37,10 @@ ZH_NAMES = ((("损失", "训练损失", "总损失", "损失值", "平均损失"
             (("轮", "轮次", "轮数"), "epoch"),
             (("学习率",), "lr"),
             (("梯度范数",), "grad_norm"))
+#: the scale-invariant signal-to-noise (distortion) ratio: what speech and music separation
+#: recipes train on (negated) and print as their loss (SpeechBrain's SepFormer ``train si-snr:
+#: 1.96 - valid si-snr: 8.69e-02``, asteroid's ``neg_si_sdr``); a name that ends in one is a loss
+SEPARATION = ("si-snr", "si_snr", "sisnr", "si-sdr", "si_sdr", "sisdr")
 _EXACT: dict[str, str] = {}
 for _names, _role in (*ZH_NAMES,
     (("loss", "lm loss", "lm_loss", "total loss", "total_loss", "loss_total", "overall_loss",
@@ -106,6 +110,8 @@ def role(key: str) -> str | None:
         return None
     if k.endswith(("_xent", "/xent", "_nll", "/nll", "损失")):
         return "loss"
+    if k.endswith(SEPARATION):
+        return "loss"   # (a separation recipe's objective: SpeechBrain's ``train si-snr: 1.96``)
     return None
 
 
