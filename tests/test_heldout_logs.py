@@ -138,8 +138,8 @@ UNCOVERED = {"heldout21": {"overflow"}, "heldout23": {"overflow"}, "heldout24": 
 #: screenshots), the forty-ninth (OCR and forecasting: 11 files), the fiftieth (self-supervised
 #: vision: 10 files), the fifty-third (JAX stacks: one file, the rest used by earlier sets), the
 #: fifty-fifth (NVIDIA's trainers: 6 files), the fifty-sixth (Ultralytics: 8), the fifty-seventh
-#: (voice and audio-codec trainers: 10) and the fifty-ninth (state-space models: 8): their size and verdict coverage are not
-#: held to the others' bar
+#: (voice and audio-codec trainers: 10) and the fifty-ninth (state-space models: 8): their size
+#: and verdict coverage are not held to the others' bar
 SMALL = {"heldout6": 4, "heldout22": 7, "heldout40": 9, "heldout42": 10, "heldout43": 5,
          "heldout44": 3, "heldout47": 11, "heldout48": 7, "heldout49": 11, "heldout50": 10,
          "heldout53": 1, "heldout55": 6, "heldout56": 8, "heldout57": 10, "heldout59": 8}
