@@ -293,6 +293,15 @@ def render_zh_print(run: Run) -> list[str]:
             f"学习率：{r.lr:.2e}，scale：{r.scale:g}" for r in run.records]
 
 
+@notation("dots")
+def render_dots(run: Run) -> list[str]:
+    """A custom print whose fields end in ``...`` (a HAR trainer's ``Epoch: 349/500... Train Loss:
+    0.1328... Val Loss: 0.7956...``), here with the step and the scale too."""
+    return [f"Epoch: {_epoch_pos(run, r.step)[0]}/{run.total_steps // run.epoch_steps + 1}... "
+            f"Step: {r.step}... Train Loss: {_py(r.loss)}... Loss Scale: {r.scale:g}... "
+            f"LR: {r.lr:.2e}..." for r in run.records]
+
+
 def _megatron_scale(x: float) -> str:
     """Megatron prints '%.1f'; it clamps at min_scale 1.0, so below 1 this corpus prints '%g' to keep
     each halving visible (0.25 would read 0.2)."""

@@ -1,6 +1,7 @@
-"""The general rules heldout58's to heldout61's first runs led to, each on lines of its own (not the
+"""The general rules heldout58's to heldout64's first runs led to, each on lines of its own (not the
 held-out files): training and evaluation values named bare (``train=... valid=...``), a separation
-objective (SI-SNR, SI-SDR) as the loss, and a user's check saying ``NaN detected in ...``."""
+objective (SI-SNR, SI-SDR) as the loss, a user's check saying ``NaN detected in ...``, an evaluation
+line that starts ``Validation of Epoch`` and fields that end in ``...``."""
 
 from __future__ import annotations
 
@@ -56,3 +57,23 @@ def test_a_check_saying_nan_detected_is_a_nan() -> None:
     lines = ["Batch loss: 9.6656", "NaN detected in gradient of embedding.weight",
              "NaN detected in parameter embedding.weight after update"]
     assert _both(lines).verdict != "healthy"
+
+
+def test_a_validation_of_epoch_line_is_the_evaluations() -> None:
+    lines = []
+    for i, v in enumerate([95.8, 81.0, 77.5]):
+        lines += [f"Training of Epoch {i} - loss: inf", f"Validation of Epoch {i} - loss: {v}"]
+    assert [(k, r) for k, r, _ in _records(lines)] == [("nan", "loss")] * 3
+    assert [e.rule for e in logs.parse(lines) if e.kind == "note"] == ["eval-loss"] * 3
+    assert _both(lines).verdict == "data"
+
+
+def test_fields_that_end_in_an_ellipsis() -> None:
+    lines = [f"Epoch: {i}/500...{sep}Train Loss: {v}...{sep}Val Loss: 0.75...{sep}Val Acc: 0.81..."
+             for i, (v, sep) in enumerate([("0.1521", ""), ("0.1344", " "), ("0.1328", " ")], 289)]
+    assert [(k, x) for k, _, x in _records(lines)] == [("loss", 0.1521), ("loss", 0.1344),
+                                                        ("loss", 0.1328)]
+    assert _both(lines).verdict == "healthy"
+    nan = [f"Epoch: {i}/500... Train Loss: nan... Val Loss: nan..." for i in range(1, 4)]
+    assert _both(nan).verdict == "data"
+    assert _records(["version 1.2.3 loss 0.5"]) == [("loss", "loss", 0.5)]

@@ -199,12 +199,13 @@ _EVAL = re.compile(r"(?:val|vali|valid|validation|eval|evaluation|test|dev)[_/ ]
 
 
 #: a line tagged as an evaluation's (``Epoch 0 [CV] progress 290/341 loss nan``, WeNet's ``CV Batch
-#: 3/100 loss 0.9``, mmengine's ``Epoch(val) [1][100/500]``, a bar's ``Valid Epoch: 16 Loss: nan``):
-#: its record is the evaluation's
+#: 3/100 loss 0.9``, mmengine's ``Epoch(val) [1][100/500]``, a bar's ``Valid Epoch: 16 Loss: nan``,
+#: DeepSpeech's ``Validation of Epoch 0 - loss: 95.8``): its record is the evaluation's
 _EVAL_TAG = re.compile(r"\[(?:cv|val|valid|validation|eval|evaluation|test|dev)\]|"
                        r"\((?:val|valid|validation|eval|test)\)|"
                        r"\b(?:cv|val|valid|eval|test)\s+batch\s+\d|"
-                       r"^\s*(?:val|valid|validation|eval|evaluation|test)[:\s]+(?:epoch|step|iter)")
+                       r"^\s*(?:val|valid|validation|eval|evaluation|test)(?:\s+(?:of|for))?[:\s]+"
+                       r"(?:epoch|step|iter)")
 
 
 def evaluation(keys: Iterable[str]) -> bool:

@@ -4,7 +4,7 @@ Notations read (searched in the lower-cased line; nothing is evaluated): JSON ob
 quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``[key] value`` (loguru trainers),
 ``key=value``, ``key = value``, ``key: value``, ``key value``, ``key | value`` (Trax), a key with a
 bracketed index (``train_batch_loss[ 6590 ]: nan``: the value is the key's; the index is not read as
-a step), with fields split by ``|`` ``,`` ``;`` `` - ``, tabs or runs of spaces (progress-bar
+a step), with fields split by ``|`` ``,`` ``;`` `` - ``, ``...``, tabs or runs of spaces (progress-bar
 postfixes of tqdm and Keras are such fields), a value possibly wrapped as ``tensor(...)`` or
 followed by ``%`` (not by ``-`` or ``:`` and a digit: ``2021-10-28``, ``23:20`` are a date and a
 time, not a value; nor by ``/`` and a digit: ``iter 0/88`` is a counter, read by the step rules), or
@@ -42,10 +42,10 @@ ARRAY = (r"\[\s*(?:" + NUM + r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?)*" + NU
 #: as a list is
 TUPLE = r"\(\s*" + NUM + r"(?:\s*,\s*" + NUM + r")+\s*,?\s*\)"
 _PAIR = re.compile(
-    r"(?<![\w.])(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
+    r"(?:(?<![\w.])|(?<=\.\.\.))(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q)(?:\[\s*\d+\s*\])?)"
-    r"(?:\s*[:=]\s*|\s+\|\s+|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)%?"
-    r"(?!\w|\.[\w.]|[-:]\d|\s*/\s*\d)|"
+    r"(?:\s*[:=]\s*|\s+\|\s+|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)"
+    r"(?:\.{3}|%?(?!\w|\.[\w.]|[-:]\d|\s*/\s*\d))|"
     r"(?P<arr>" + ARRAY + "|" + TUPLE + "))")
 #: words between a name and its value that are not part of the name
 CONNECTIVES = frozenset({"is", "was", "became", "becomes", "become", "now", "value", "reads",
