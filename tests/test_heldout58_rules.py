@@ -31,7 +31,8 @@ def test_bare_train_and_validation_values_are_the_losses() -> None:
 
 def test_bare_values_under_another_measure_or_beside_a_loss_are_not_losses() -> None:
     assert _records(["Epoch 1: Accuracy train=0.93 valid=0.91",
-                     "epoch 2 top-1 error: train=12.5 val=14.0"]) == []
+                     "epoch 2 top-1 error: train=12.5 val=14.0",
+                     "[trainer.py:150 - INFO ] Accuracy - Epoch  1: train = 0.9 | dev = 0.8"]) == []
     assert _records(["Epoch 3: loss=2.5 train=0.93 valid=0.91"]) == [("loss", "loss", 2.5)]
     assert _records(["train: 45%|####5     | 176/391 [00:09<00:11, 18.95it/s]"]) == []
 

@@ -291,6 +291,8 @@ _BARE_EVAL = ("valid", "val", "dev", "test", "eval", "validation", "cv")
 #: a measure other than the loss, named before the bare values (``Accuracy: train=0.93 val=0.91``)
 _MEASURE = re.compile(r"acc|f1|bleu|\bwer\b|\bcer\b|auc|\bmap\b|iou|dice|psnr|ssim|score|"
                       r"precision|recall|rouge|error|\btop-?\d")
+#: the bare ``train`` key itself (not ``trainer.py``, ``train/loss``)
+_TRAIN_KEY = re.compile(r"(?<![\w./])train\b(?![\w/])")
 
 
 def bare_losses(fields: dict[str, str], low: str) -> dict[str, str]:
@@ -299,8 +301,10 @@ def bare_losses(fields: dict[str, str], low: str) -> dict[str, str]:
     dev = nan(...)``): those are its losses (``train_loss``, ``<eval>_loss``), when no field is
     named a loss and no other measure is named before them."""
     ev = next((k for k in _BARE_EVAL if k in fields), None)
-    if ev is None or any(role(k) == "loss" for k in fields) or \
-            _MEASURE.search(low, 0, max(0, low.find("train"))):
+    if ev is None or any(role(k) == "loss" for k in fields):
+        return fields
+    key = _TRAIN_KEY.search(low)
+    if key is None or _MEASURE.search(low, 0, key.start()):
         return fields
     names = {"train": "train_loss", ev: f"{ev}_loss"}
     return {names.get(k, k): v for k, v in fields.items()}
