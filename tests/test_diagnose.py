@@ -506,6 +506,9 @@ CHAIN_CASES = {
     "silent-skips-into-nan": ("heldout4/hf-trainer_LlamaFactory_4202.log", "overflow"),
     "overflow-skips-at-nan": (["step 3 loss=nan", "Gradient overflow, skipping update",
                                "step 4 loss=nan", "Gradient overflow, skipping update"], "unknown"),
+    "nan-input": ([_HF.format(2.0 - i / 100) for i in range(5)]
+                  + ["WARNING : Skipping sample 3 because of 512 NaN in input_tokens.",
+                     _HF.format(1.9)], "data"),
     "lasting-nan": ("heldout/lightning_RePlay_90.log", "no-scaler"),
     "scale-below-one": ("heldout3/guided-diffusion_SegDiff_20.log", "overflow"),
     "silent-scaler-stuck": ([f"{{'loss': 2.5, 'grad_norm': nan, 'epoch': {i / 100:.2f}}}"

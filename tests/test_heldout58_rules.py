@@ -78,3 +78,13 @@ def test_fields_that_end_in_an_ellipsis() -> None:
     nan = [f"Epoch: {i}/500... Train Loss: nan... Val Loss: nan..." for i in range(1, 4)]
     assert _both(nan).verdict == "data"
     assert _records(["version 1.2.3 loss 0.5"]) == [("loss", "loss", 0.5)]
+
+
+def test_a_message_that_the_input_holds_nan_is_a_data_nan() -> None:
+    head = [f"step {k} loss={2.0 - k / 100:.3f}" for k in range(1, 6)]
+    for line in ("WARNING : Skipping prediction for ERA5 because of 40320 NaN in tc_tokens.",
+                 "ValueError: Input X contains NaN.",
+                 "ValueError: Input contains NaN, infinity or a value too large for dtype('float64')."):
+        d = _both([*head, line, "step 6 loss=0.000"])
+        assert (d.check, d.verdict) == ("nan-input", "data"), line
+    assert _both([*head, "checked: no NaN in input_tokens"]).verdict == "healthy"

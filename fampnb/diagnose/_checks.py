@@ -216,6 +216,17 @@ def overflow_skips_at_nan(c: Case) -> Finding | None:
                    "would tell")
 
 
+def nan_input(c: Case) -> Finding | None:
+    """The log says the input holds NaN (a trainer skipping a sample for its NaN tokens,
+    scikit-learn's ``Input contains NaN``): the data is at fault, whatever the loss did after."""
+    e = c.acc.log.notes.get("nan-input")
+    if e is None:
+        return None
+    c.evidence.append(e)
+    return Finding("data", f"the log says the input holds NaN (line {e.line_no}): "
+                   f"{e.text.strip()[:120]}")
+
+
 def lasting_nan(c: Case) -> Finding | None:
     if c.lasting is None:
         return None
@@ -495,6 +506,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("skipping-forever", skipping_forever),
     ("silent-skips-into-nan", silent_skips_into_nan),
     ("overflow-skips-at-nan", overflow_skips_at_nan),
+    ("nan-input", nan_input),
     ("lasting-nan", lasting_nan),
     ("scale-below-one", scale_below_one),
     ("silent-scaler-stuck", silent_scaler_stuck),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fampnb.logs._event import _c
 from fampnb.logs._num import NUM as _NUM
 
-__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "NAN_DETECTED", "TF_CHECK", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "NAN_DETECTED", "TF_CHECK", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "NAN_INPUT", "SCALE_SMALL", "LOSS_ERR", "PREC"]
 
 # ---- scaler records (can occur several times per segment) ---------------------------------
 ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
@@ -112,6 +112,11 @@ IPY_TRACEBACK = _c(r"([a-z_][\w.]*)\s{2,}traceback \(most recent call last\)")
 #: a CUDA kernel's device-side assertion (``Distributions.cu:290: ... Assertion `0 <= p4 && p4 <= 1`
 #: failed.``): the process stops there, as after a traceback
 CUDA_ASSERT = _c(r"\.cu:\d+: .{0,600}?assertion `[^`]{1,200}` failed")
+#: the log says the input holds NaN (WeatherGenerator's ``Skipping prediction for ERA5 because of
+#: 40320 NaN in tc_tokens.``, scikit-learn's ``Input X contains NaN.`` / ``Input contains NaN,
+#: infinity or a value too large``; not ``No NaN in input``): the data is at fault
+NAN_INPUT = _c(r"(?<!no )\b(?:\d+ )?nans? (?:values? )?in (?:the )?(?:input|inputs|data|dataset|batch|"
+               r"features?|labels?|targets?|[a-z_]*tokens)\b|\binput(?: [xy])? contains nan\b")
 #: a scale too small to go on, in words (icefall/k2 trainers: ``Grad scale is small: 0.0``,
 #: ``grad_scale is too small, exiting: 2.3e-10``): an observation, or the run's end
 SCALE_SMALL = _c(r"\bgrad[_ ]scale is (?:too )?small(,? exiting)?\s*:?\s*(" + _NUM + ")")

@@ -60,6 +60,7 @@ from fampnb.logs._messages import (
     NAN_ASSERT,
     NAN_CHECK,
     NAN_DETECTED,
+    NAN_INPUT,
     OVF_EXIT,
     PADDLE_DECR,
     PREC,
@@ -410,6 +411,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ev("note", "generic", "interrupted" if m.group(1) == "keyboardinterrupt" else "traceback")
     elif "assertion `" in low and ".cu:" in low and CUDA_ASSERT.search(low):
         ev("note", "generic", "traceback")      # a CUDA device-side assertion stopped the process
+    if "nan" in low and NAN_INPUT.search(low):
+        ev("note", "generic", "nan-input")      # the log says the input holds NaN
     if "assert" in low:     # a NaN check that failed: its source line, then ``AssertionError``
         if NAN_CHECK.search(low):
             st.nan_check = line_no
