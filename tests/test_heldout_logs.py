@@ -34,7 +34,7 @@ FOLDERS = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"
            "heldout46", "heldout47", "heldout48", "heldout49", "heldout50", "heldout51",
            "heldout52", "heldout53", "heldout54", "heldout55", "heldout56", "heldout57",
            "heldout58", "heldout59", "heldout60", "heldout61", "heldout62", "heldout63",
-           "heldout64", "heldout65", "heldout67", "heldout68")
+           "heldout64", "heldout65", "heldout66", "heldout67", "heldout68")
 #: rows that still miss after their set's fixes, each left as it is for the reason in its set's
 #: README ("First doctor run"): a strict xfail, so that a change that mends one is noticed
 KNOWN_MISSES = {
@@ -118,6 +118,9 @@ KNOWN_MISSES = {
     "heldout65/megatron-deepspeed-fp16-divergence-steady-scale_bigscience_tr8-104B-chronicles-exp2.log":
         "an lm loss climbing 6.37 -> 10.24 in 40 iterations at a steady scale, no NaN: a rising "
         "loss alone is no failure by the rules",
+    "heldout66/hf-trainer-prose-prefix-huge-loss-lr0_Chinese-Vicuna_17.log":
+        "one record (a loss of 171 at a learning rate of exactly 0, no NaN): too little to say the "
+        "learning rate never stepped",
     "heldout33/neural-operator-epoch-err_markov_neural_operator_4.log":
         "one record whose only training value is 'Train err': an error rate as often as a loss",
 }
