@@ -1,7 +1,8 @@
-"""The general rules heldout58's to heldout64's first runs led to, each on lines of its own (not the
+"""The general rules heldout58's to heldout68's first runs led to, each on lines of its own (not the
 held-out files): training and evaluation values named bare (``train=... valid=...``), a separation
 objective (SI-SNR, SI-SDR) as the loss, a user's check saying ``NaN detected in ...``, an evaluation
-line that starts ``Validation of Epoch`` and fields that end in ``...``."""
+line that starts ``Validation of Epoch``, fields that end in ``...`` and a line saying the input
+holds NaN."""
 
 from __future__ import annotations
 
