@@ -223,7 +223,7 @@ def nan_input(c: Case) -> Finding | None:
     if e is None:
         return None
     c.evidence.append(e)
-    return Finding("data", f"the log says the input holds NaN (line {e.line_no}): "
+    return Finding("data", f"the log says the input holds NaN at {_where(e, c)}: "
                    f"{e.text.strip()[:120]}")
 
 

@@ -155,7 +155,7 @@ REASONS: list[tuple[str, str]] = [
     ("the steps kept overflowing and the run stopped on it: {text}",
      "每一步都在上溢，训练因此终止：{text}"),
     ("an error ends the log: {text}", "日志以一个错误结束：{text}"),
-    ("the log says the input holds NaN (line {line}): {text}", "日志说输入里有 NaN（第 {line} 行）：{text}"),
+    ("the log says the input holds NaN at {where}: {text}", "日志说在{where}处输入里有 NaN：{text}"),
     ("an API misuse error, not a NaN diagnosis: {text}", "这是 API 误用错误，不是 NaN 诊断：{text}"),
     ("the printed loss scale is {scale}, below 1: a silent scaler has halved it on every "
      "overflowing step", "打印出的尺度是 {scale}，低于 1：一个不打印日志的缩放器在每个上溢的步上都把它减半了"),
