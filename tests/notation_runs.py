@@ -302,6 +302,15 @@ def render_dots(run: Run) -> list[str]:
             f"LR: {r.lr:.2e}..." for r in run.records]
 
 
+@notation("qualified")
+def render_qualified(run: Run) -> list[str]:
+    """Keys with a parenthesised qualifier (litgpt's ``Ep 1 | iter 4 | step 1: loss train (curr):
+    1.585, val (prev val iter): None | iter time: 181.34 ms``), here with the scale too."""
+    return [f"Ep {_epoch_pos(run, r.step)[0]} | iter {r.step} | step {r.step}: loss train (curr): "
+            f"{_py(r.loss, '.3f')}, val (prev val iter): None | loss scale (now): {r.scale:g} | "
+            f"iter time: 181.34 ms" for r in run.records]
+
+
 def _megatron_scale(x: float) -> str:
     """Megatron prints '%.1f'; it clamps at min_scale 1.0, so below 1 this corpus prints '%g' to keep
     each halving visible (0.25 would read 0.2)."""

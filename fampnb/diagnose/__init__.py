@@ -76,4 +76,8 @@ def diagnose(events: Iterable[Event], precision: str | None = None) -> Diagnosis
     read = ranks.series(split[0][0]) if split else None
     if split and read is not None:      # the ranks disagree: read one that shows the NaN
         return localize(decide(read, read.close(precision), split))
+    calm = None if split else ranks.calm_apart(acc)
+    read = ranks.series(calm) if calm is not None else None
+    if read is not None:                # an explosion only the interleaving shows
+        return localize(decide(read, read.close(precision), apart=sorted(ranks.accs)))
     return localize(decide(acc, acc.close(precision), split))

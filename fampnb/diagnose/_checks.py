@@ -53,6 +53,7 @@ class Case:
     evidence: list[Event | None] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
     ranks: tuple[list[int], list[int]] | None = None   # (with a NaN, without) where they disagree
+    apart: list[int] | None = None     # ranks read apart: interleaved, their losses read as an explosion
 
     @classmethod
     def of(cls, acc: Accumulator, precision: str | None) -> Case:

@@ -40,6 +40,9 @@ def _caveats(c: Case, verdict: str) -> None:
         caveats.append(CAVEATS["ranks-disagree"].format(bad=", ".join(map(str, bad[:8])),
                                                         good=", ".join(map(str, good[:8])),
                                                         read=bad[0]))
+    if c.apart:
+        caveats.append(CAVEATS["ranks-apart"].format(ranks=", ".join(map(str, c.apart[:8])),
+                                                     read=c.apart[0]))
     if "truncated" in acc.log.notes:
         caveats.append(CAVEATS["truncated"])
 
@@ -56,11 +59,14 @@ def _evidence(events: list[Event | None]) -> list[Event]:
 
 
 def decide(acc: Accumulator, precision: str | None,
-           ranks: tuple[list[int], list[int]] | None = None) -> Diagnosis:
+           ranks: tuple[list[int], list[int]] | None = None,
+           apart: list[int] | None = None) -> Diagnosis:
     """The diagnosis of ``acc``; ``ranks``: the ranks with and without a NaN loss where they
-    disagree (``acc`` is then the series of the first of them, ``fampnb.diagnose._ranks``)."""
+    disagree (``acc`` is then the series of the first of them, ``fampnb.diagnose._ranks``);
+    ``apart``: the ranks whose interleaved losses read as an explosion none of them shows
+    (``acc`` is the first one's series)."""
     case = Case.of(acc, precision)
-    case.ranks = ranks
+    case.ranks, case.apart = ranks, apart
     name, found = run_checks(case)
     verdict = found.verdict
     _caveats(case, verdict)

@@ -6,7 +6,12 @@ NaN that came and went (``healthy``).  So beside the whole log's trackers, ``Ran
 one ``Accumulator`` per rank (at most ``MAX_RANKS``): the rank's own events, the events that name
 no rank, and the other ranks' events that are not loss records (scaler messages, skips, errors
 and the stated precision concern every rank).  A rank seen first after other events gets the
-ones kept so far replayed (at most ``MAX_CONTEXT``)."""
+ones kept so far replayed (at most ``MAX_CONTEXT``).
+
+Ranks that each print their own loss can print losses of different sizes (each its data shard's:
+Horovod's ``[1,0]<stderr>:`` lines, one rank near 3, the other near 4000).  Interleaved, they read
+as a loss that exploded; where no rank's own series explodes, the verdict reads the first rank's
+(``calm_apart``)."""
 
 from __future__ import annotations
 
@@ -56,6 +61,15 @@ class RankSeries:
         if not bad or len(bad) == len(whole.log.rank_nan):
             return None
         return bad, sorted(r for r, b in whole.log.rank_nan.items() if not b)
+
+    def calm_apart(self, whole: Accumulator) -> int | None:
+        """The first rank, where the whole log's loss explodes (no NaN printed) only because two or
+        more ranks' records are interleaved: none of their own series explodes."""
+        if self.full or len(self.accs) < 2 or whole.nan.exploded is None:
+            return None
+        if any(acc.nan.exploded is not None for acc in self.accs.values()):
+            return None
+        return min(self.accs)
 
     def series(self, rank: int) -> Accumulator | None:
         """The accumulator of ``rank``'s own series (None when ranks were not kept apart)."""

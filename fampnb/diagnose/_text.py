@@ -106,6 +106,10 @@ CAVEATS: dict[str, str] = {
         "The ranks disagree: rank(s) {bad} show a NaN loss, rank(s) {good} do not; the verdict "
         "reads rank {read}'s own records (a NaN on one rank only points at its data shard or its "
         "device)."),
+    "ranks-apart": (
+        "The ranks print losses of different sizes (ranks {ranks}, each its own): read together "
+        "they look like a loss that exploded, which no rank's own records show; the verdict reads "
+        "rank {read}'s own records."),
     "misuse": (
         "An API misuse error is in the log (e.g. fp16 parameters with GradScaler, unscale_/step "
         "called twice, clipping with a fused optimizer): fix the call order first (unscale_ before "

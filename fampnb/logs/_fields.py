@@ -335,13 +335,17 @@ def _int(text: str | None) -> int | None:
 # ---- which of several loss fields is the loss (Megatron cells) ---------------------------------
 def _best_loss_key(keys: list[str], values: dict[str, float | None]) -> str | None:
     """The exact total-loss key if there is one, else the first non-finite component (mmdet
-    prints ``loss_cls: nan``), else the first key."""
+    prints ``loss_cls: nan``), else the first nonzero one, else the first key (as
+    ``fampnb.logs._vocab.pick_loss``)."""
     for k in keys:
         if k in TOTAL_LOSS:
             return k
     for k in keys:
         v = values.get(k)
         if v is not None and not math.isfinite(v):
+            return k
+    for k in keys:
+        if values.get(k):
             return k
     return keys[0] if keys else None
 

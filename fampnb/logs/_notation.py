@@ -4,7 +4,8 @@ Notations read (searched in the lower-cased line; nothing is evaluated): JSON ob
 quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``[key] value`` (loguru trainers),
 ``key=value``, ``key = value``, ``key: value``, ``key value``, ``key | value`` (Trax), a key with a
 bracketed index (``train_batch_loss[ 6590 ]: nan``: the value is the key's; the index is not read as
-a step), with fields split by ``|`` ``,`` ``;`` `` - ``, ``...``, tabs or runs of spaces (progress-bar
+a step) or a parenthesised qualifier before ``:`` or ``=`` (litgpt's ``loss train (curr): 1.657``),
+with fields split by ``|`` ``,`` ``;`` `` - ``, ``...``, tabs or runs of spaces (progress-bar
 postfixes of tqdm and Keras are such fields), a value possibly wrapped as ``tensor(...)`` or
 followed by ``%`` (not by ``-`` or ``:`` and a digit: ``2021-10-28``, ``23:20`` are a date and a
 time, not a value; nor by ``/`` and a digit: ``iter 0/88`` is a counter, read by the step rules), or
@@ -44,6 +45,7 @@ TUPLE = r"\(\s*" + NUM + r"(?:\s*,\s*" + NUM + r")+\s*,?\s*\)"
 _PAIR = re.compile(
     r"(?:(?<![\w.])|(?<=\.\.\.))(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q)(?:\[\s*\d+\s*\])?)"
+    r"(?:\s?\((?:[a-z_]+ ?){1,4}\)(?=\s*[:=]))?"
     r"(?:\s*[:=]\s*|\s+\|\s+|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)"
     r"(?:\.{3}|%?(?!\w|\.[\w.]|[-:]\d|\s*/\s*\d))|"
     r"(?P<arr>" + ARRAY + "|" + TUPLE + "))")
@@ -233,15 +235,19 @@ _COUNTER = re.compile(r"^(\d+)/\d+$")
 
 def row(low: str, delim: str, names: list[str]) -> dict[str, str] | None:
     """``{name: cell}`` of a data row under ``names``, else None: as many cells (an aligned row
-    may go on with a progress bar after them), and every cell under a named role a number, an
-    ``N/M`` counter (``N``), a bracketed list of numbers (its mean) or empty, one of them a
-    number at least."""
+    may go on with a progress bar after them, its last cell then ending in the bar's ``:``), and
+    every cell under a named role a number, an ``N/M`` counter (``N``), a bracketed list of
+    numbers (its mean) or empty, one of them a number at least."""
     cells = _split((table_part(low) if delim == "|" else low).strip(), delim)
     if delim == "  " and len(cells) < len(names) and len(low.split()) == len(names):
         cells = low.split()     # a value as wide as its column leaves one space before the next
     if len(cells) < len(names) or (len(cells) > len(names) and delim != " "):
         return None
     out: dict[str, str] = {}
+    if len(cells) > len(names) and cells[len(names) - 1].endswith(":"):
+        # the row is a progress bar's description (YOLOv6: ``0/99  0  0  0.5756: 100%|███|``):
+        # tqdm puts ``: `` between it and the bar
+        cells[len(names) - 1] = cells[len(names) - 1][:-1]
     for n, c in zip(names, cells):
         if role(n) is None or not c:
             continue

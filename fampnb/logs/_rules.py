@@ -457,8 +457,9 @@ def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
     return out
 
 
-#: a rank prefix (torchrun ``[rank3]:``, ``[RANK 0]``, ``[R0]``, ``[default3]:``)
-_RANK = re.compile(r"^\s*\[(?:rank|r|default)\s*(\d+)\]:?", re.I)
+#: a rank prefix (torchrun ``[rank3]:``, ``[RANK 0]``, ``[R0]``, ``[default3]:``; Open MPI's
+#: ``--tag-output``, which Horovod's ``horovodrun`` turns on: ``[1,0]<stderr>:``, job 1, rank 0)
+_RANK = re.compile(r"^\s*\[(?:(?:rank|r|default)\s*(\d+)\]:?|\d+,(\d+)\]<std(?:out|err)>:)", re.I)
 
 
 def _emitter(text: str, line_no: int, st: LineState, step: int | None,
@@ -473,7 +474,7 @@ def _emitter(text: str, line_no: int, st: LineState, step: int | None,
     out: list[Event] = []
 
     m = _RANK.match(text)
-    rank = int(m.group(1)[:6]) if m else None
+    rank = int((m.group(1) or m.group(2))[:6]) if m else None
 
     def ev(kind: str, fw: str, rule: str, **kw: object) -> None:
         e = Event(rank=rank, line_no=line_no, kind=kind, framework=fw, text=short, rule=rule,

@@ -124,6 +124,9 @@ def loss_key(pairs: dict[str, float]) -> str | None:
     for k in keys:
         if not math.isfinite(pairs[k]):
             return k
+    for k in keys:
+        if pairs[k] != 0.0:
+            return k    # (a component at exactly 0 is a head with nothing to learn: YOLOv6's iou/dfl)
     if keys:
         return keys[0]
     ppl = [k for k in pairs if role(k) == "ppl"]
@@ -132,8 +135,9 @@ def loss_key(pairs: dict[str, float]) -> str | None:
 
 def pick_loss(pairs: dict[str, float]) -> float | None:
     """The loss of a record given as ``{key: value}``: the exact total-loss key if there is one,
-    else the first non-finite component (mmdet prints ``loss_cls: nan``), else the first loss,
-    else a perplexity."""
+    else the first non-finite component (mmdet prints ``loss_cls: nan``), else the first nonzero
+    one (YOLOv6's ``iou_loss 0  dfl_loss 0  cls_loss 0.5756``: a record is at zero when all its
+    components are), else the first loss, else a perplexity."""
     k = loss_key(pairs)
     return None if k is None else pairs[k]
 
