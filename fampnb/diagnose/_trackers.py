@@ -89,7 +89,8 @@ class NanTracker:
     falling back from the peak by a like factor: recovering)."""
 
     def __init__(self) -> None:
-        self.rec_index = 0
+        self.rec_index = 0                # records so far (those of one named step count once)
+        self.rec_step: int | None = None  # the named step of the last record
         self.finite = 0
         self.first_losses: list[float] = []
         self.last_loss_ev: Event | None = None
@@ -172,7 +173,11 @@ class NanTracker:
             self.last_record_nan = self.last_record_nan and _same_step(self.last_nan, ev)
         if bad:
             self.last_nan = ev
-        self.rec_index += 1
+        # (records of one named step count once: Caffe prints each iteration's loss twice,
+        # ``Iteration 0, loss = 2.47`` then ``Train net output #0: loss = 2.47``)
+        if not (ev.explicit and ev.step == self.rec_step):
+            self.rec_index += 1
+        self.rec_step = ev.step if ev.explicit else None
         return first
 
     def _explosion(self, ev: Event, log: LogTracker) -> None:

@@ -8,7 +8,8 @@ a step) or a parenthesised qualifier before ``:`` or ``=`` (litgpt's ``loss trai
 with fields split by ``|`` ``,`` ``;`` `` - ``, ``...``, tabs or runs of spaces (progress-bar
 postfixes of tqdm and Keras are such fields), a value possibly wrapped as ``tensor(...)`` or
 followed by ``%`` (not by ``-`` or ``:`` and a digit: ``2021-10-28``, ``23:20`` are a date and a
-time, not a value; nor by ``/`` and a digit: ``iter 0/88`` is a counter, read by the step rules), or
+time, not a value; nor by ``/`` and a digit: ``iter 0/88`` is a counter, read by the step rules;
+nor by a group of three digits: ``iter:  25,377`` is a count with a thousands separator), or
 a bracketed list of numbers (numpy's ``loss [9.21 9.20]``, ``loss: [0.3, 0.4]``, ``loss=[nan,
 1.2]``, a one-element ``[nan]``: per-trainer or per-device values), read as one value: NaN when any
 element is NaN, else +-inf when any element is infinite, else the mean of the elements (of those
@@ -47,7 +48,7 @@ _PAIR = re.compile(
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q)(?:\[\s*\d+\s*\])?)"
     r"(?:\s?\((?:[a-z_]+ ?){1,4}\)(?=\s*[:=]))?"
     r"(?:\s*[:=]\s*|\s+\|\s+|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)"
-    r"(?:\.{3}|%?(?!\w|\.[\w.]|[-:]\d|\s*/\s*\d))|"
+    r"(?:\.{3}|%?(?!\w|\.[\w.]|[-:]\d|\s*/\s*\d|,\d{3}(?!\d)))|"
     r"(?P<arr>" + ARRAY + "|" + TUPLE + "))")
 #: words between a name and its value that are not part of the name
 CONNECTIVES = frozenset({"is", "was", "became", "becomes", "become", "now", "value", "reads",

@@ -10,6 +10,9 @@ from fampnb.logs._event import _c
 __all__ = ["step_of", "EPOCH", "ZH_EPOCH", "LEAD_EPOCH", "YOLO_EPOCH"]
 
 # ---- steps ---------------------------------------------------------------------------------
+#: a count, possibly in groups of three digits (BasicSR prints ``iter: 107,200``); not the
+#: first number of a list (``step 3,14`` is 3)
+_THOUSANDS = r"\d{1,3}(?:,\d{3})+(?![\d.])|\d+"
 _NAMED, _GROUP1 = 1, 2   # epoch handling of a step rule (0: none), see _STEP_RULES
 _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     # (word that must occur, pattern, step group, total group (0: none), epoch: _NAMED adds
@@ -23,8 +26,8 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     ("][", _c(r"\]\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, _NAMED),            # mmengine
     ("](", _c(r"\]\(\s*(\d+)\s*/\s*(\d+)\s*\)"), 1, 2, _NAMED),            # Epoch:[1/3](300/5544)
     ("train:", _c(r"\btrain:\s*(\d+)\s*\[\s*(\d+)\s*/\s*(\d+)"), 2, 3, _GROUP1),  # timm train.py
-    ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(\d+)(?:\s*/\s*(\d+))?"), 1, 2, 0),  # Step: 47, Step [4/9]
-    ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(\d+)"), 1, 0, 0),
+    ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(" + _THOUSANDS + r")(?:\s*/\s*(\d+))?"), 1, 2, 0),
+    ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(" + _THOUSANDS + ")"), 1, 0, 0),   # BasicSR: 107,200
     ("batch", _c(r"\bbatch\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)"), 1, 2, _NAMED),  # Batch 706/56191
     # a bracketed counter after the line's start (torchvision's MetricLogger, DETR, DeiT, MAE:
     # ``Epoch: [0]  [  0/155]  eta: ...``; ``[38/300000] lr: ...``), not an epoch's own
@@ -100,7 +103,7 @@ def step_of(text: str) -> tuple[int | None, int | None, bool]:
         m = (_search_count(rx, text) if word == "/" else _bracket(rx, text) if word == "["
              else _search_at(rx, text, word))
         if m:
-            step = int(m.group(g_step)[:12])
+            step = int(m.group(g_step).replace(",", "")[:12])
             total = int(m.group(g_total)[:12]) if g_total and m.group(g_total) else None
             if epoch == _GROUP1 and total:
                 step += int(m.group(1)[:6]) * total

@@ -2,7 +2,8 @@
 
 ``role(key)`` maps a (lower-cased) metric name to one of ``ROLES`` or ``None``: ``loss`` (loss,
 ``*_loss``, ``loss_*``, lm loss, total loss, xent, nll and the negative log-likelihood spelled out,
-cost, ``*crossentropy``, ``*smoothl1``, a separation objective ``*si-snr``/``*si-sdr``),
+cost, ``*crossentropy``, ``*smoothl1``, a separation objective ``*si-snr``/``*si-sdr``, BasicSR's
+``l_*``),
 ``ppl`` (perplexity: a loss stand-in when no loss is printed), ``scale`` (loss_scale, loss scale,
 grad_scale, scale, cur_scale), ``log2_scale`` (a scale printed as its base-2 logarithm,
 ``lg_loss_scale``), ``grad_norm`` (grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step``
@@ -66,7 +67,8 @@ for _names, _role in (*ZH_NAMES,
 #: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
                 "cost", "smoothl1", "likelihood", "score at iteration", "损失", "轮",
-                " avg, ")   # (darknet names no value: ``N: loss, mean avg, ...``)
+                " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
+                " l_")      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
 #: the words some role's names contain: the reader's prefilter is built from them
 WORDS = RECORD_WORDS + ("step", "iter", "batch", "update", "次数", "步数")
 #: keys that name the total loss of a record (every other key with ``loss`` is a component)
@@ -110,6 +112,8 @@ def role(key: str) -> str | None:
         return None
     if k.endswith(("_xent", "/xent", "_nll", "/nll", "损失")):
         return "loss"
+    if k[:2] == "l_" and k[2:3].isalpha():
+        return "loss"   # (BasicSR, mmsr and their forks name each loss ``l_``: ``l_pix``, ``l_d_real``)
     if k.endswith(SEPARATION):
         return "loss"   # (a separation recipe's objective: SpeechBrain's ``train si-snr: 1.96``)
     return None
