@@ -172,6 +172,15 @@ def _glibc(x: float, fmt: str = "g") -> str:
     return format(x, fmt)
 
 
+def _msvc(x: float) -> str:
+    """The Microsoft C runtime's printf('%.8f'): 1.#QNAN000 (-1.#IND00 with the sign bit), 1.#INF000."""
+    if math.isnan(x):
+        return "-1.#IND00" if math.copysign(1.0, x) < 0 else "1.#QNAN000"
+    if math.isinf(x):
+        return "-1.#INF000" if x < 0 else "1.#INF000"
+    return f"{x:.8f}"
+
+
 def _tqdm_num(x: float) -> str:
     """tqdm.format_num: '{:.3g}' unless str() is no longer."""
     f = f"{x:.3g}".replace("+0", "+").replace("-0", "-")
@@ -309,6 +318,16 @@ def render_qualified(run: Run) -> list[str]:
     return [f"Ep {_epoch_pos(run, r.step)[0]} | iter {r.step} | step {r.step}: loss train (curr): "
             f"{_py(r.loss, '.3f')}, val (prev val iter): None | loss scale (now): {r.scale:g} | "
             f"iter time: 181.34 ms" for r in run.records]
+
+
+@notation("cntk", scale=False)
+def render_cntk(run: Run) -> list[str]:
+    """CNTK's minibatch progress on Windows (``Epoch[ 1 of 1]-Minibatch[ 501-1000]: SamplesSeen =
+    500; TrainLossPerSample =  1.#QNAN000; ...``): the C runtime's non-finite spellings."""
+    n = 500
+    return [f" Epoch[ 1 of 1]-Minibatch[{(r.step - 1) * n + 1:4d}-{r.step * n:4d}]: SamplesSeen = {n}; "
+            f"TrainLossPerSample = {_msvc(r.loss):>11}; EvalErr[0]PerSample = 0.27600000; "
+            f"TotalTime = 2.7641s; SamplesPerSecond = 180.9" for r in run.records]
 
 
 def _megatron_scale(x: float) -> str:

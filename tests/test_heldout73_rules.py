@@ -1,13 +1,15 @@
 """The general rules heldout73's to heldout76's first runs led to, each on lines of its own (not the
 held-out files): BasicSR's ``l_`` loss names, a step counted in groups of three digits (``iter:
-25,377``), a line that opens with ``eval:`` as an evaluation's record, and a step's records counted
-once when a trainer prints its loss twice (Caffe)."""
+25,377``), a line that opens with ``eval:`` as an evaluation's record, a step's records counted
+once when a trainer prints its loss twice (Caffe), the Microsoft C runtime's NaN spellings
+(``1.#QNAN000``, ``-1.#IND00``) and a loss per sample (CNTK's ``TrainLossPerSample``)."""
 
 from __future__ import annotations
 
 from doctor_helpers import diagnose_both as _both
 
 from fampnb import logs
+from fampnb.logs._notation import number
 from fampnb.logs._vocab import role
 
 
@@ -66,4 +68,18 @@ def test_records_of_one_step_count_once() -> None:
              "I0712 12:18:40.334661  3123 solver.cpp:244]     Train net output #0: loss = -nan "
              "(* 1 = -nan loss)"]
     # the third step's NaN is at the start of training, however many lines its steps printed
+    assert _both(lines).verdict == "data"
+
+
+def test_the_microsoft_c_runtime_spellings_are_non_finite() -> None:
+    import math
+
+    for text in ("1.#QNAN000", "-1.#IND00", "1.#QNAN", "-1.#qnan"):
+        assert math.isnan(number(text.lower())), text
+    assert number("1.#inf000") == math.inf and number("-1.#inf") == -math.inf
+    assert role("trainlosspersample") == "loss" and role("loss per token") == "loss"
+    lines = [f" Epoch[ 1 of 1]-Minibatch[{i * 500 + 1:4d}-{i * 500 + 500:4d}]: SamplesSeen = 500; "
+             f"TrainLossPerSample = {v}; EvalErr[0]PerSample = 0.276; TotalTime = 2.76s"
+             for i, v in enumerate([" 5.87155566", " 1.#QNAN000", "-1.#IND00", " 1.#QNAN000"])]
+    assert [k for k, _, _ in _records(lines)] == ["loss", "nan", "nan", "nan"]
     assert _both(lines).verdict == "data"

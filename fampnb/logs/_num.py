@@ -9,11 +9,12 @@ __all__ = ["NUM", "FIELD_KEY", "nonfinite"]
 #: a number as logs print it: ints, floats, scientific, and the non-finite spellings ``nan``,
 #: ``-nan``, ``nan.0`` (Lightning bars), ``inf``, ``-inf``, ``infinity``, ``nanxxx``/``infxxx``
 #: (a format's fill character after a non-finite value: PaddleOCR prints ``{:x<6f}``; a finite
-#: value there has six decimals, so only ``nan``/``inf`` get filled) and ``nan.08`` (a status line
+#: value there has six decimals, so only ``nan``/``inf`` get filled), ``nan.08`` (a status line
 #: rewritten in place, ``print(..., end="\r")``: the shorter ``nan`` leaves the end of the longer
-#: value it overwrote) (searched lower-cased)
-NUM = (r"[-+]?(?:nan(?:x+|[.\d]+)?|inf(?:inity)?(?:x+|[.\d]+)?|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
-       r"|\.\d+(?:[eE][-+]?\d+)?)")
+#: value it overwrote) and the Microsoft C runtime's ``1.#QNAN``, ``-1.#IND``, ``1.#INF`` (with
+#: ``printf``'s zeros: ``1.#QNAN000``; CNTK, Caffe and darknet on Windows) (searched lower-cased)
+NUM = (r"[-+]?(?:nan(?:x+|[.\d]+)?|inf(?:inity)?(?:x+|[.\d]+)?|1\.#(?:qnan|snan|ind|inf)0*"
+       r"|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)")
 
 #: the name of a field that stands alone on an indented line (``fampnb.logs._fields.field_row``;
 #: the fast reader picks whole blocks of such lines): up to four words (searched lower-cased)
@@ -22,7 +23,7 @@ FIELD_KEY = r"[a-z_][\w./\-]*(?: [a-z_][\w./\-]*){0,3}"
 
 def nonfinite(text: str) -> float:
     """The value of a matched non-finite spelling with something after it (``nan.0``, ``nanxxx``,
-    ``-inf.08``: see ``NUM``): NaN or an infinity of its sign."""
+    ``-inf.08``, ``1.#QNAN000``: see ``NUM``): NaN or an infinity of its sign."""
     t = text.lstrip("+-")
-    value = float("nan") if t.startswith("nan") else float("inf")
+    value = float("nan") if t.startswith(("nan", "1.#q", "1.#s", "1.#ind")) else float("inf")
     return -value if text.startswith("-") else value

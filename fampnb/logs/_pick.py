@@ -51,7 +51,8 @@ RARE_CAP = 128        # per rare template and block: the first and last this man
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 # (templates have every digit mapped to 0: ``bf16`` reads ``bf00`` there)
 RARE = re.compile(
-    rb"(?i)(?<![a-z])(?:nan|inf|infinity)x*(?![a-z])|returned nan|_loss_scale\s+to|"
+    rb"(?i)(?<![a-z])(?:nan|inf|infinity)x*(?![a-z])|\.#(?:qnan|snan|ind|inf)|returned nan|"
+    rb"_loss_scale\s+to|"
     + b"|".join(re.escape(w.encode().translate(_DIGITS)) for w in MESSAGE_WORDS))
 #: rare lines whose next line belongs to the same record (its scale, or the error message)
 CONTEXT = re.compile(rb"(?i)grad overflow on iteration|traceback|error|exception|warning")

@@ -98,7 +98,7 @@ __all__ = ["Event", "LineState", "parse_segment", "finish", "jsonable", "KINDS",
 #: a cheap test (substring checks on the lower-cased line): lines without any of these words
 #: carry nothing for the doctor
 PREFILTER = tuple(dict.fromkeys(_ROLE_WORDS + (
-    "scal", "overflow", "nan", "inf", "skipp", "error", "exception", "minimum", "hysteresis",
+    "scal", "overflow", "nan", "inf", ".#ind", "skipp", "error", "exception", "minimum", "hysteresis",
     "lr_scheduler", "grad", "bf16", "fp16", "float16", "16-mixed", "16bit", "precision", "fp32",
     "lr=0", "diverged", "invalid loss", "start training", "starting training",
     "training started", "found", "assert", "traceback (most recent call last)",

@@ -107,8 +107,8 @@ def role(key: str) -> str | None:
             return None
         # (``_loss_``: a component with a qualifier after it, FastSpeech2's ``mel_loss_before``)
         if k.endswith(("_loss", " loss", "-loss", "/loss", "loss")) or k.startswith("loss") \
-                or "_loss_" in k:
-            return "loss"
+                or "_loss_" in k or "lossper" in k or "loss per" in k:
+            return "loss"   # (and a loss per item: CNTK's ``TrainLossPerSample``)
         return None
     if k.endswith(("_xent", "/xent", "_nll", "/nll", "损失")):
         return "loss"
