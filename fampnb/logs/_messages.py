@@ -9,7 +9,7 @@ from __future__ import annotations
 from fampnb.logs._event import _c
 from fampnb.logs._num import NUM as _NUM
 
-__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "NAN_DETECTED", "TF_CHECK", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "NAN_INPUT", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "NAN_FIRST", "NAN_DETECTED", "TF_CHECK", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "NAN_INPUT", "SCALE_SMALL", "LOSS_ERR", "PREC"]
 
 # ---- scaler records (can occur several times per segment) ---------------------------------
 ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
@@ -28,6 +28,11 @@ LG_CHANGE = _c(r"\b(decreas|reduc|lower|increas|rais|grow|grew)\w*\s+(?:the\s+)?
 # TF Estimator / Keras: NaN losses reported in words
 TF_NAN = _c(r"model diverged with loss\s*=\s*(?:nan|[-+]?inf)|nan loss during training|"
              r"invalid loss,\s*terminating training")
+#: a trainer's check that the first epoch (step, iteration) gave NaN: GluonTS's ``GluonTSUserError:
+#: Got NaN in first epoch. Try reducing initial learning rate.``: a NaN at the start of training
+#: (not ``no NaN in the first epoch``)
+NAN_FIRST = _c(r"(?<!no )\bnans? (?:losse?s? )?(?:in|at|during) (?:the )?(?:very )?first "
+               r"(?:epoch|step|iteration|iter|batch|update)s?\b")
 #: a trainer's NaN guard noticing the loss (Ultralytics 8.4: ``WARNING ⚠️ Loss NaN/Inf detected (attempt
 #: 1/3), recovering from last.pt...``), or a user's check noticing a tensor (``NaN detected in
 #: gradient of embedding.weight``, ``NaN detected in model output``; not ``No NaN detected in ...``):

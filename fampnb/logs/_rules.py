@@ -60,6 +60,7 @@ from fampnb.logs._messages import (
     NAN_ASSERT,
     NAN_CHECK,
     NAN_DETECTED,
+    NAN_FIRST,
     NAN_INPUT,
     OVF_EXIT,
     PADDLE_DECR,
@@ -315,6 +316,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ev("nan", "keras", "tf-nan-loss", loss=math.nan)
     elif "detected" in low and NAN_DETECTED.search(low):
         ev("nan", "generic", "nan-detected", loss=math.nan)
+    elif "first" in low and NAN_FIRST.search(low):
+        ev("nan", "generic", "nan-first", loss=math.nan, step=0, explicit=True)
     if ("tensor had" in low or "summary histogram" in low or "found inf or nan" in low) \
             and TF_CHECK.search(low):
         ev("nan", "keras", "tf-check-numerics", loss=math.nan)
