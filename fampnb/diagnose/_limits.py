@@ -7,7 +7,8 @@ import math
 
 from fampnb.logs import Event
 
-__all__ = ["EARLY_STEPS", "EARLY_EPOCH", "EXPLODE", "EXPLODE_AT", "ASTRONOMICAL", "NEAR_RECORDS",
+__all__ = ["EARLY_STEPS", "EARLY_EPOCH", "EXPLODE", "EXPLODE_AT", "CLIMB_RECORDS", "ASTRONOMICAL",
+           "NEAR_RECORDS",
            "CALIBRATION_FLOOR", "FLOOR", "SMALL_SCALE", "CAP", "TARGET_ONLY", "SAID_AT_MINIMUM",
            "ENDING_RULES", "Thin", "early", "pow2"]
 
@@ -15,6 +16,9 @@ EARLY_STEPS = 100          # a NaN at or before this step (or within 5% of the r
 EARLY_EPOCH = 0.05         # ... or an HF record at or before this epoch (with no step counter)
 EXPLODE = 1000.0           # a finite loss this many times the largest before it has exploded
 EXPLODE_AT = 1000.0        # ... and is at least this large (a loss of 1e-5 rising to 0.05 is not)
+CLIMB_RECORDS = 12         # ... or EXPLODE times where it started, rising on every record of at most
+#                            this many (a geometric climb: 1.8x a record at least, as a learning
+#                            rate too high for the model gives; a running total grows slower)
 ASTRONOMICAL = 1e20        # a finite loss this large is a diverged run, whatever the window shows
 NEAR_RECORDS = 3           # finite loss records allowed between backoffs and a NaN they explain
 CALIBRATION_FLOOR = 256.0  # the article's line: below it and still falling is a failure

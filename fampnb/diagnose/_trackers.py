@@ -10,7 +10,16 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 
-from fampnb.diagnose._limits import EARLY_EPOCH, EARLY_STEPS, EXPLODE, EXPLODE_AT, FLOOR, Thin, early
+from fampnb.diagnose._limits import (
+    CLIMB_RECORDS,
+    EARLY_EPOCH,
+    EARLY_STEPS,
+    EXPLODE,
+    EXPLODE_AT,
+    FLOOR,
+    Thin,
+    early,
+)
 from fampnb.logs import Event
 
 __all__ = ["LogTracker", "NanTracker", "GradTracker", "SkipTracker", "PrecisionTracker",
@@ -110,6 +119,7 @@ class NanTracker:
         self.first_zero: Event | None = None   # the first record with a loss of exactly 0
         self.zero_flowing = 0             # records of the zero run whose gradients are not 0
         self.peak = 0.0                   # the largest |loss| of the finite records so far
+        self.climb: list[float] = []      # the last records' |loss|, each above the one before
         self.exploded: Event | None = None
         self.explode_from = 0.0           # the largest |loss| before ``exploded``
         self.exploded_early = False       # ``exploded`` is at the start of training
@@ -181,14 +191,20 @@ class NanTracker:
         return first
 
     def _explosion(self, ev: Event, log: LogTracker) -> None:
-        """A finite training loss EXPLODE times the largest before it (and at least
+        """A finite training loss EXPLODE times the largest before it, or EXPLODE times where a
+        climb of at most CLIMB_RECORDS records, each above the one before, started (and at least
         EXPLODE_AT): the divergence that ends in a NaN, before the NaN is printed."""
         if ev.loss is None:
             return
         size = abs(ev.loss)
-        if (self.exploded is None and self.peak > 0 and size >= EXPLODE * self.peak
-                and size >= EXPLODE_AT):
-            self.exploded, self.explode_from = ev, self.peak
+        self.climb = self.climb + [size] if self.climb and size > self.climb[-1] else [size]
+        del self.climb[:-CLIMB_RECORDS]
+        start = self.climb[0] if len(self.climb) > 2 else 0.0
+        if self.exploded is None and size >= EXPLODE_AT and (
+                self.peak > 0 and size >= EXPLODE * self.peak
+                or start > 0 and size >= EXPLODE * start):
+            self.exploded = ev
+            self.explode_from = self.peak if size >= EXPLODE * self.peak else start
             self.exploded_early = early(ev, log.max_total, self.rec_index, log.steps_seen,
                                         log.start_seen)
         self.peak = max(self.peak, size)

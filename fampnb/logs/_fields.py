@@ -39,6 +39,11 @@ _GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d")
 _MARIAN = re.compile(r"\bep\. \d+ : up\. \d+ :")
 
 
+#: Keras's progress bar (``  3/226 [====>.....] - ETA: 5s - loss: 0.5``, Keras 3's bar of ``━``)
+#: with its time per step: the record is a Keras run's (its loss scaler is silent)
+_KERAS_BAR = re.compile(r"\d+/\d+ (?:\[[=>.]{3,}\]|\u2501)")
+
+
 def framework_of(text: str, default: str) -> str:
     low = text.lower()
     if "mmengine" in low or "mmdet" in low:
@@ -49,6 +54,8 @@ def framework_of(text: str, default: str) -> str:
         return "fairseq"
     if _GLOG.match(text):
         return "caffe" if ".cpp:" in text else "keras"   # glog: Caffe's C++, else TF/absl
+    if "/step" in low and _KERAS_BAR.search(low):
+        return "keras"          # (its progress bar: ``1/1 [======] - 0s 4ms/step - loss: 1603.08``)
     if "up. " in low and _MARIAN.search(low):
         return "marian"
     if "tot_loss[" in low and "grad_scale" in low:
