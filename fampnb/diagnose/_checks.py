@@ -480,12 +480,20 @@ def no_records(c: Case) -> Finding | None:
                    "framework's overflow lines, and the precision")
 
 
+#: lines between an out-of-memory message and the traceback it explains (the message may close it)
+OOM_NEAR = 60
+
+
 def traceback_ends_log(c: Case) -> Finding | None:
     """Finite records, then an exception's traceback and no record after it: the run stopped
-    there, for a reason the log does not show as a NaN (not Ctrl-C: ``KeyboardInterrupt``)."""
+    there, for a reason the log does not show as a NaN (not Ctrl-C: ``KeyboardInterrupt``; not
+    out of memory, said within ``OOM_NEAR`` lines of the traceback)."""
     acc, tb = c.acc, c.acc.log.traceback
     if tb is None or acc.log.traceback_records != acc.nan.rec_index or not acc.nan.rec_index:
         return None
+    oom = acc.log.notes.get("out-of-memory")
+    if oom is not None and abs(oom.line_no - tb.line_no) <= OOM_NEAR:
+        return None     # it stopped for memory (the caveat says so), not for a NaN
     c.evidence += [acc.nan.last_loss_ev, tb]
     return Finding("unknown", f"the run stops with an exception after its last record (the "
                    f"traceback at line {tb.line_no}): its cause is not in the records before it, "

@@ -43,6 +43,8 @@ def _caveats(c: Case, verdict: str) -> None:
     if c.apart:
         caveats.append(CAVEATS["ranks-apart"].format(ranks=", ".join(map(str, c.apart[:8])),
                                                      read=c.apart[0]))
+    if "out-of-memory" in acc.log.notes:
+        caveats.append(CAVEATS["out-of-memory"].format(line=acc.log.notes["out-of-memory"].line_no))
     if "truncated" in acc.log.notes:
         caveats.append(CAVEATS["truncated"])
 

@@ -90,9 +90,24 @@ def failure_run(r: Run, acc: Accumulator, lasting_nan: Event | None) -> str | No
         return None
     if end is not None and end < CALIBRATION_FLOOR and r.levels >= 2:
         return f"backoffs after a healthy stretch took the scale below 256 ({span})"
+    if end is not None and end < CALIBRATION_FLOOR and r.nan_after and _still_falling(r, acc):
+        return (f"the scale, already below 256, kept halving with no growth between its backoffs "
+                f"(down to {fmt(end, r.end_log2)}), each on a NaN record")
     if r.levels >= 3 and not recovered:
         return f"consecutive backoffs after a healthy stretch, no recovery ({span})"
     return None
+
+
+def _still_falling(r: Run, acc: Accumulator) -> bool:
+    """The run before ``r`` also ended below the article's 256 line, above ``r``'s end, on a NaN
+    record, with no growth since: one descent below 256 printed as isolated backoffs (a
+    GradScaler's scale 4 -> 2 -> 1 a few hundred steps apart)."""
+    before = [x for x in acc.scale.runs if x is not r and x.last.line_no < r.first.line_no]
+    if not before:
+        return False
+    x = before[-1]
+    return (not x.growth_after and x.nan_after and x.end_scale is not None
+            and r.end_scale is not None and r.end_scale < x.end_scale < CALIBRATION_FLOOR)
 
 
 def settled(r: Run, acc: Accumulator) -> bool:

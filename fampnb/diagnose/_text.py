@@ -110,6 +110,10 @@ CAVEATS: dict[str, str] = {
         "The ranks print losses of different sizes (ranks {ranks}, each its own): read together "
         "they look like a loss that exploded, which no rank's own records show; the verdict reads "
         "rank {read}'s own records."),
+    "out-of-memory": (
+        "The process ran out of memory (line {line}): a run that stops there stopped for memory, "
+        "not for a NaN; lower the batch size or use gradient checkpointing, and read the verdict "
+        "from the records before it."),
     "misuse": (
         "An API misuse error is in the log (e.g. fp16 parameters with GradScaler, unscale_/step "
         "called twice, clipping with a fused optimizer): fix the call order first (unscale_ before "

@@ -78,9 +78,10 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
         _history(low[m.end(1):], st, ev)
     elif "score at iteration" in low and (m := _DL4J.search(low)):
         _stepped(st, ev, "dl4j-score", m.group(1), m.group(2))   # (Deeplearning4j's loss: its score)
-    elif not out or out[-1].kind in ("scale", "skip"):
+    elif not out or out[-1].kind in ("scale", "skip") or out[-1].rule == "out-of-memory":
         # (a line with quoted keys that is no HF dict, ``'loss': '9.35'`` with quoted values
-        # among ``iter: 3700, lr: ...`` fields, is read as a record in any notation)
+        # among ``iter: 3700, lr: ...`` fields, is read as a record in any notation; so is a bar
+        # the trainer's out-of-memory message was glued to, ``...loss=0.0584]OOM Detected``)
         _generic(text, low, st, ev, step)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fampnb.logs._event import _c
 from fampnb.logs._num import NUM as _NUM
 
-__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "NAN_FIRST", "NAN_DETECTED", "TF_CHECK", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "NAN_INPUT", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "NAN_FIRST", "NAN_DETECTED", "TF_CHECK", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "NAN_INPUT", "OOM", "SCALE_SMALL", "LOSS_ERR", "PREC"]
 
 # ---- scaler records (can occur several times per segment) ---------------------------------
 ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
@@ -122,6 +122,11 @@ CUDA_ASSERT = _c(r"\.cu:\d+: .{0,600}?assertion `[^`]{1,200}` failed")
 #: infinity or a value too large``; not ``No NaN in input``): the data is at fault
 NAN_INPUT = _c(r"(?<!no )\b(?:\d+ )?nans? (?:values? )?in (?:the )?(?:input|inputs|data|dataset|batch|"
                r"features?|labels?|targets?|[a-z_]*tokens)\b|\binput(?: [xy])? contains nan\b")
+#: the process ran out of memory (PyTorch's ``CUDA out of memory``, ``OutOfMemoryError``, TF's
+#: ``ResourceExhaustedError``, a trainer's own ``OOM Detected, reducing batch/grad size``): a run that
+#: stops there stopped for memory, not for a NaN
+OOM = _c(r"\bout of memory\b|outofmemoryerror|resourceexhaustederror|\boom detected\b|"
+         r"\boom when allocating\b")
 #: a scale too small to go on, in words (icefall/k2 trainers: ``Grad scale is small: 0.0``,
 #: ``grad_scale is too small, exiting: 2.3e-10``): an observation, or the run's end
 SCALE_SMALL = _c(r"\bgrad[_ ]scale is (?:too )?small(,? exiting)?\s*:?\s*(" + _NUM + ")")

@@ -160,9 +160,12 @@ def pairs(low: str) -> dict[str, str]:
 # ---- header rows (CSV/TSV, aligned tables) -----------------------------------------------------
 _DELIMS = ("\t", ",", ";", "|")
 #: a header row names columns: no number standing on its own, no ``key=value`` or ``key: value``
-_NOT_HEADER = re.compile(r"(?<![\w.])[-+]?\.?\d|=|:\s")
-#: a column's name (``%``: a percentage column, spaCy v2's ``Tag %``)
-_CELL = re.compile(r"^[a-z_][\w./\- ()\[\]%]*$")
+_NOT_HEADER = re.compile(r"(?<![\w.@])[-+]?\.?\d|=|:\s")
+#: a column's name (``%``: a percentage column, spaCy v2's ``Tag %``; ``@``: a ranking metric's
+#: cut-off, ``NanoNQ_dot_ndcg@10``)
+_CELL = re.compile(r"^[a-z_][\w./\- ()\[\]%@]*$")
+#: a cell that holds no value (sentence-transformers' and the HF Trainer's tables: ``-``, ``No log``)
+_NO_VALUE = frozenset({"-", "\u2013", "\u2014", "no log", "n/a", "none", "null"})
 #: the gap between aligned columns: two or more spaces (a tab counts)
 _WIDE = re.compile(r"\s{2,}|\t")
 #: a cell holding a bracketed list of numbers (DeepXDE's per-term losses ``[2.92e+02, 4.68e+01]``)
@@ -238,7 +241,8 @@ def row(low: str, delim: str, names: list[str]) -> dict[str, str] | None:
     """``{name: cell}`` of a data row under ``names``, else None: as many cells (an aligned row
     may go on with a progress bar after them, its last cell then ending in the bar's ``:``), and
     every cell under a named role a number, an ``N/M`` counter (``N``), a bracketed list of
-    numbers (its mean) or empty, one of them a number at least."""
+    numbers (its mean), empty or holding no value (``-``, ``No log``), one of them a number at
+    least."""
     cells = _split((table_part(low) if delim == "|" else low).strip(), delim)
     if delim == "  " and len(cells) < len(names) and len(low.split()) == len(names):
         cells = low.split()     # a value as wide as its column leaves one space before the next
@@ -250,7 +254,7 @@ def row(low: str, delim: str, names: list[str]) -> dict[str, str] | None:
         # tqdm puts ``: `` between it and the bar
         cells[len(names) - 1] = cells[len(names) - 1][:-1]
     for n, c in zip(names, cells):
-        if role(n) is None or not c:
+        if role(n) is None or not c or c in _NO_VALUE:
             continue
         m = _COUNTER.match(c)
         if m:

@@ -62,6 +62,7 @@ from fampnb.logs._messages import (
     NAN_DETECTED,
     NAN_FIRST,
     NAN_INPUT,
+    OOM,
     OVF_EXIT,
     PADDLE_DECR,
     PREC,
@@ -416,6 +417,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ev("note", "generic", "traceback")      # a CUDA device-side assertion stopped the process
     if "nan" in low and NAN_INPUT.search(low):
         ev("note", "generic", "nan-input")      # the log says the input holds NaN
+    if ("memory" in low or "oom" in low or "exhausted" in low) and OOM.search(low):
+        ev("note", "generic", "out-of-memory")  # the process ran out of memory
     if "assert" in low:     # a NaN check that failed: its source line, then ``AssertionError``
         if NAN_CHECK.search(low):
             st.nan_check = line_no

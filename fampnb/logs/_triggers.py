@@ -15,7 +15,8 @@ MESSAGE_WORDS = (
     "16-mixed", "bfloat", "precision", "float16", "finite", "16bit", "fp32", "32-true",
     "diverged", "invalid loss", "probably exploding", "faster training with", "start training",
     "starting training", "training started", "found inf", "cost-scaling", "assert",
-    "tensor had", "summary histogram", "traceback (most recent call last)", "keyboardinterrupt")
+    "tensor had", "summary histogram", "traceback (most recent call last)", "keyboardinterrupt",
+    "out of memory", "outofmemory", "resourceexhausted", "oom detected", "oom when")
 #: words of per-record fields that the message rules read too (printed on every record: the
 #: fast reader samples them as records, it does not pick them all)
 RECORD_WORDS = ("skipped=", "lg_loss_scale", "log2_loss_scale", "log_loss_scale")

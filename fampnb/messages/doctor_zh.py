@@ -96,6 +96,9 @@ CAVEATS: dict[str, str] = {
     "ranks-apart": (
         "各 rank 打印的 loss 大小不同（rank {ranks}，各打各的）：混在一起读像是 loss 爆炸了，但没有哪个 "
         "rank 自己的记录是这样；判定读的是 rank {read} 自己的记录。"),
+    "out-of-memory": (
+        "进程显存/内存不足（第 {line} 行）：在这里停下的训练是因为内存，而不是因为 NaN；请减小 batch "
+        "size 或使用梯度检查点，判定依据它之前的记录。"),
     "misuse": (
         "日志里有 API 误用错误（例如 fp16 参数配 GradScaler、unscale_/step 调用了两次、用融合优化器"
         "做梯度裁剪）：先修正调用顺序（unscale_ 在 clip_grad_norm_ 之前，每次迭代一次 step() 和一次 "
