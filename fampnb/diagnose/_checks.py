@@ -413,8 +413,9 @@ def eval_nan_only(c: Case) -> Finding | None:
     if e is None or nan.first_nan is not None or not (most or every):
         return None
     c.evidence.append(e)
-    return Finding("unknown", f"the validation loss is NaN on {nan.eval_nan} of {nan.finite} "
-                   f"records, from {_where(e, c)}, while the training loss stays finite: the NaN comes "
+    return Finding("unknown", f"the validation loss is NaN on {nan.eval_nan} record(s) beside "
+                   f"{nan.finite} finite training record(s), from {_where(e, c)}, while the training "
+                   "loss stays finite: the NaN comes "
                    "from the evaluation, not from training. Check the validation data (an empty "
                    "or broken split gives NaN) and whether the evaluation runs in a lower "
                    "precision than training")

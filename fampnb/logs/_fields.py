@@ -209,10 +209,12 @@ _EVAL = re.compile(r"(?:val|vali|valid|validation|eval|evaluation|test|dev)[_/ ]
 #: a line tagged as an evaluation's (``Epoch 0 [CV] progress 290/341 loss nan``, WeNet's ``CV Batch
 #: 3/100 loss 0.9``, mmengine's ``Epoch(val) [1][100/500]``, a bar's ``Valid Epoch: 16 Loss: nan``,
 #: DeepSpeech's ``Validation of Epoch 0 - loss: 95.8``, a line that opens with the word and a colon:
-#: TF's translate tutorial ``  eval: bucket 0 perplexity 8992400.69``): its record is the evaluation's
+#: TF's translate tutorial ``  eval: bucket 0 perplexity 8992400.69``, a MetricLogger header's
+#: ``Test: [1/4]``, torchvision's and Pointcept's): its record is the evaluation's
 _EVAL_TAG = re.compile(r"\[(?:cv|val|valid|validation|eval|evaluation|test|dev)\]|"
                        r"\((?:val|valid|validation|eval|test)\)|"
                        r"\b(?:cv|val|valid|eval|test)\s+batch\s+\d|"
+                       r"\b(?:val|valid|validation|eval|evaluation|test):\s*\[\s*\d+\s*/\s*\d+\s*\]|"
                        r"^\s*(?:val|valid|validation|eval|evaluation|test)(?:\s+(?:of|for))?"
                        r"(?:[:\s]+(?:epoch|step|iter)|\s*:\s)")
 

@@ -162,8 +162,8 @@ _DELIMS = ("\t", ",", ";", "|")
 #: a header row names columns: no number standing on its own, no ``key=value`` or ``key: value``
 _NOT_HEADER = re.compile(r"(?<![\w.@])[-+]?\.?\d|=|:\s")
 #: a column's name (``%``: a percentage column, spaCy v2's ``Tag %``; ``@``: a ranking metric's
-#: cut-off, ``NanoNQ_dot_ndcg@10``)
-_CELL = re.compile(r"^[a-z_][\w./\- ()\[\]%@]*$")
+#: cut-off, ``NanoNQ_dot_ndcg@10``; ``#`` alone: spaCy v3's step column, ``E    #    LOSS NER``)
+_CELL = re.compile(r"^(?:#|[a-z_][\w./\- ()\[\]%@]*)$")
 #: a cell that holds no value (sentence-transformers' and the HF Trainer's tables: ``-``, ``No log``)
 _NO_VALUE = frozenset({"-", "\u2013", "\u2014", "no log", "n/a", "none", "null"})
 #: the gap between aligned columns: two or more spaces (a tab counts)

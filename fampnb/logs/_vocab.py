@@ -56,7 +56,8 @@ for _names, _role in (*ZH_NAMES,
     (("grad_norm", "gnorm", "grad norm", "gradient norm", "gradient_norm", "total_norm",
       "grad-norm", "grad_norm_total", "gradnorm", "g_norm"), "grad_norm"),
     (("step", "steps", "global_step", "global step", "iter", "iters", "iteration", "batch",
-      "num_updates", "update", "updates", "_step", "up."), "step"),    # (Marian: ``Up. 535500``)
+      "num_updates", "update", "updates", "_step", "up.", "#"), "step"),   # (Marian: ``Up. 535500``;
+    #                                                       spaCy v3's table: ``E    #    LOSS NER``)
     (("epoch", "epochs", "pass", "ep."), "epoch"),  # (PaddlePaddle: ``Pass 0, batch 100``; Marian)
     (("lr", "learning_rate", "learning rate"), "lr"),
 ):
@@ -94,7 +95,7 @@ def _strip(key: str) -> str:
 @lru_cache(maxsize=4096)
 def role(key: str) -> str | None:
     """The role of a lower-cased metric name (see the module docstring), or ``None``."""
-    k = _strip(key)
+    k = _strip(key) or key.strip()      # (``#`` alone: spaCy's step column, not dlib's ``step#``)
     r = _EXACT.get(k)
     if r is not None:
         return r
@@ -149,7 +150,7 @@ def pick_loss(pairs: dict[str, float]) -> float | None:
 #: step names, most specific first (fairseq's JSON ``update`` is a fractional epoch, its
 #: ``num_updates`` the step)
 _STEP_ORDER = ("global_step", "global step", "num_updates", "step", "steps", "_step", "iteration",
-               "iter", "iters", "updates", "update", "up.", "batch",
+               "iter", "iters", "updates", "update", "up.", "batch", "#",
                *(n for names, r in ZH_NAMES if r == "step" for n in names))
 
 
@@ -166,7 +167,7 @@ def record(pairs: dict[str, float]) -> dict[str, float]:
         r = role(k)
         if r == "step":
             if math.isfinite(v) and v == int(v) and v >= 0:
-                steps[_strip(k)] = v
+                steps[_strip(k) or k] = v      # (``#`` alone: spaCy's step column)
         elif r is not None and r not in ("loss", "ppl") and r not in out:
             out[r] = v
     for k in _STEP_ORDER:

@@ -182,11 +182,12 @@ REASONS: list[tuple[str, str]] = [
      "每一条有限的记录里 loss 都恰好是 0，从{where}的第一条起（最后 {m} 条连续为 0）：这不是健康的训练，"
      "而是下溢或退化的训练。检查精度（没有 loss 缩放的 fp16 会把小的 loss 和梯度冲成 0），以及标签和"
      "损失函数（空的或被全部遮掉的目标、错误的归约都会给出恒为 0）"),
-    ("the validation loss is NaN on {n} of {m} records, from {where}, while the training loss "
-     "stays finite: the NaN comes from the evaluation, not from training. Check the validation "
+    ("the validation loss is NaN on {n} record(s) beside {m} finite training record(s), from "
+     "{where}, while the training loss stays finite: the NaN comes from the evaluation, not from "
+     "training. Check the validation "
      "data (an empty or broken split gives NaN) and whether the evaluation runs in a lower "
      "precision than training",
-     "验证集的 loss 在 {m} 条记录里有 {n} 条是 NaN（从{where}起），而训练的 loss 一直是有限值：NaN "
+     "验证集的 loss 有 {n} 条记录是 NaN（旁边有 {m} 条有限的训练记录；从{where}起），而训练的 loss 一直是有限值：NaN "
      "来自评估，而不是训练。检查验证数据（空的或损坏的划分会给出 NaN），以及评估是否用了比训练更低的精度"),
     ("a mid-run backoff ({a} -> {b}, line {line}) that may be isolated or the start of a cascade: "
      "the excerpt ends right after it, so nothing shows that the scale held",
