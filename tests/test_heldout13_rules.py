@@ -84,7 +84,7 @@ def test_nan_validation_beside_finite_training_is_its_own_finding() -> None:
     assert [(e.kind, e.rule) for e in evs] == [("loss", "loss-eval-nan")] * 8   # training is finite
     d = _both(lines)
     assert (d.verdict, d.check) == ("unknown", "eval-nan-only"), d.reason
-    assert "8 of 8 records" in d.reason and "evaluation" in d.reason
+    assert "NaN on 8 record(s) beside 8 finite training record(s)" in d.reason and "evaluation" in d.reason
 
 
 def test_a_rare_nan_validation_or_a_training_nan_is_left_to_the_other_checks() -> None:
