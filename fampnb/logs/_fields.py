@@ -15,7 +15,7 @@ from fampnb.logs._event import NUM as _NUM
 from fampnb.logs._event import Event, LineState, _c, _f
 from fampnb.logs._notation import exact_zero, number, pairs
 from fampnb.logs._num import FIELD_KEY
-from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role
+from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role, whole_loss
 from fampnb.logs._vocab import loss_key as _vocab_loss_key
 from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
@@ -250,6 +250,8 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
         return
     if "train" in fields:
         fields = bare_losses(fields, low)
+    if "losses" in low:
+        fields = grouped_losses(fields, low)
     nums = {k: x for k, v in fields.items() if role(k) is not None and (x := _num(v)) is not None}
     rec = vocab_record(nums)
     loss = rec.get("loss")
@@ -257,7 +259,7 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
         eval_record(ev, loss, epoch=rec.get("epoch"))
         return
     if loss is not None:
-        total = any(k in TOTAL_LOSS and role(k) == "loss" for k in nums)
+        total = any(whole_loss(k) and role(k) == "loss" for k in nums)
         if total:
             st.total_step = step
         elif step is None and st.total_step is not None and st.total_step == st.step:
@@ -319,6 +321,25 @@ def bare_losses(fields: dict[str, str], low: str) -> dict[str, str]:
         return fields
     names = {"train": "train_loss", ev: f"{ev}_loss"}
     return {names.get(k, k): v for k, v in fields.items()}
+
+
+#: a group of values under a name that says they are losses (MotionCLIP's ``Epoch 20, train
+#: losses: {'rc': 0.0086, 'vel': 0.0004, ...}``, SMPL-Fitting's ``losses: DATA:nan, PRIOR:nan``)
+_LOSSES = re.compile(r"(?<![\w./-])(?:(train|training|val|valid|validation|eval|test|dev)\s+)?"
+                     r"losses(?:\s+[a-z]+)?\s*[:=]\s*")
+
+
+def grouped_losses(fields: dict[str, str], low: str) -> dict[str, str]:
+    """The fields of a record whose values after ``losses:`` are each a loss under a name of its
+    own (``rc``, ``DATA``), where no field is named a loss: those names made losses (``rc_loss``,
+    ``val_rc_loss`` under ``val losses:``)."""
+    m = _LOSSES.search(low)
+    if m is None or any(role(k) == "loss" for k in fields):
+        return fields
+    group = pairs(low[m.end():])
+    pre = f"{m.group(1)}_" if m.group(1) else ""
+    return {(f"{pre}{k}_loss" if k in group and role(k) is None else k): v
+            for k, v in fields.items()}
 
 
 def zero_written(fields: dict[str, str]) -> bool:

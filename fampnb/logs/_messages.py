@@ -27,7 +27,9 @@ LG_CHANGE = _c(r"\b(decreas|reduc|lower|increas|rais|grow|grew)\w*\s+(?:the\s+)?
                 r"\s*(?:to|=|:)\s*(" + _NUM + ")")
 # TF Estimator / Keras: NaN losses reported in words
 TF_NAN = _c(r"model diverged with loss\s*=\s*(?:nan|[-+]?inf)|nan loss during training|"
-             r"invalid loss,\s*terminating training")
+             r"invalid loss,\s*terminating training|"
+             # a trainer's own guard (SMPLify-X: ``NaN loss value, stopping!``)
+             r"\bnan loss (?:value|encountered|detected)\b|\bencountered (?:an? )?nan loss\b")
 #: a trainer's check that the first epoch (step, iteration) gave NaN: GluonTS's ``GluonTSUserError:
 #: Got NaN in first epoch. Try reducing initial learning rate.``: a NaN at the start of training
 #: (not ``no NaN in the first epoch``)

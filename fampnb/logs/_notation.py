@@ -178,6 +178,8 @@ def _split(text: str, delim: str) -> list[str]:
     if delim == "  ":    # aligned columns whose names have a space inside (``Train loss``)
         return _WIDE.split(text.strip())
     cells = text.strip().strip("|").split(delim) if delim == "|" else text.split(delim)
+    if len(cells) > 2 and not cells[-1].strip():
+        cells.pop()     # a separator after the last cell (``0, 26.0, 158.2,``): no cell after it
     return [c.strip().strip("'\"").strip() for c in cells]
 
 

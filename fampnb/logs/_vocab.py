@@ -23,7 +23,7 @@ import math
 import re
 from functools import lru_cache
 
-__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "LOG2_SCALE_KEYS",
+__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "whole_loss", "LOG2_SCALE_KEYS",
            "pick_loss", "loss_key", "record"]
 
 ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
@@ -46,7 +46,8 @@ _EXACT: dict[str, str] = {}
 for _names, _role in (*ZH_NAMES,
     (("loss", "lm loss", "lm_loss", "total loss", "total_loss", "loss_total", "overall_loss",
       "xent", "nll", "cross_entropy", "cross entropy",
-      "cost", "avg_cost", "avg cost", *NLL), "loss"),  # (Marian's ``Cost``, Paddle's ``avg_cost``)
+      "cost", "avg_cost", "avg cost", "avgcost", "currentcost", "current_cost", "mean_cost",
+      *NLL), "loss"),  # (Marian's ``Cost``, Paddle's ``avg_cost``, Paddle v1's ``AvgCost=``)
     (("ppl", "perplexity"), "ppl"),
     (("loss_scale", "loss scale", "grad_scale", "grad scale", "scale", "cur_scale", "scaler",
       "amp_scale", "amp scale", "loss_scaler", "lossscale", "loss-scale",
@@ -58,7 +59,8 @@ for _names, _role in (*ZH_NAMES,
     (("step", "steps", "global_step", "global step", "iter", "iters", "iteration", "batch",
       "num_updates", "update", "updates", "_step", "up.", "#"), "step"),   # (Marian: ``Up. 535500``;
     #                                                       spaCy v3's table: ``E    #    LOSS NER``)
-    (("epoch", "epochs", "pass", "ep."), "epoch"),  # (PaddlePaddle: ``Pass 0, batch 100``; Marian)
+    (("epoch", "epochs", "pass", "ep.", "ep"), "epoch"),  # (PaddlePaddle: ``Pass 0, batch 100``;
+    #                                                         Marian; ``EP 42 ( 75) | loss: nan``)
     (("lr", "learning_rate", "learning rate"), "lr"),
 ):
     for _n in _names:
@@ -76,6 +78,16 @@ WORDS = RECORD_WORDS + ("step", "iter", "batch", "update", "次数", "步数")
 TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm loss", "lm_loss",
                         "train_loss_step", "overall_loss", "train/loss", "total loss", "xent",
                         "nll", *NLL})
+#: the loss averaged over an epoch or a window (mmskeleton's ``mean_loss: nan`` after its last
+#: ``Iter 0 Done. | loss: 1.4058`` line): a whole loss, never one component of the record before it
+_MEAN_LOSS = re.compile(r"^(?:mean|avg|average|running|epoch)[ _]loss$|^loss[ _](?:mean|avg|average)$")
+
+
+def whole_loss(key: str) -> bool:
+    """Is the (lower-cased) name a total loss or the loss's mean, not one component of it?"""
+    return key in TOTAL_LOSS or _MEAN_LOSS.match(_strip(key)) is not None
+
+
 LOG2_SCALE_KEYS = frozenset(k for k, r in _EXACT.items() if r == "log2_scale")
 _PREFIX = re.compile(r"^(?:trainer/|train/|train_|train |training[ _/])")
 #: a summary's prefix: the best (lowest, highest) value so far, not the value of this record
@@ -169,6 +181,8 @@ def record(pairs: dict[str, float]) -> dict[str, float]:
             if math.isfinite(v) and v == int(v) and v >= 0:
                 steps[_strip(k) or k] = v      # (``#`` alone: spaCy's step column)
         elif r is not None and r not in ("loss", "ppl") and r not in out:
+            if r == "scale" and math.isnan(v):
+                continue    # (no loss scaler holds NaN: SMPL-Fitting's body ``scale: [nan]``)
             out[r] = v
     for k in _STEP_ORDER:
         if k in steps:
