@@ -23,8 +23,8 @@ import math
 import re
 from functools import lru_cache
 
-__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "whole_loss", "LOG2_SCALE_KEYS",
-           "pick_loss", "loss_key", "record"]
+__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "whole_loss",
+           "LOG2_SCALE_KEYS", "pick_loss", "loss_key", "record"]
 
 ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
 
@@ -80,7 +80,8 @@ TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm lo
                         "nll", *NLL})
 #: the loss averaged over an epoch or a window (mmskeleton's ``mean_loss: nan`` after its last
 #: ``Iter 0 Done. | loss: 1.4058`` line): a whole loss, never one component of the record before it
-_MEAN_LOSS = re.compile(r"^(?:mean|avg|average|running|epoch)[ _]loss$|^loss[ _](?:mean|avg|average)$")
+_MEAN_LOSS = re.compile(r"^(?:mean|avg|average|running|epoch)[ _]loss$|"
+                        r"^loss[ _](?:mean|avg|average)$")
 
 
 def whole_loss(key: str) -> bool:
