@@ -531,6 +531,8 @@ CHAIN_CASES = {
     "eval-nan-only": ([f"epoch {k} train_loss={1.0 / k:.4f} val_loss=nan" for k in range(1, 6)],
                       "unknown"),
     "skips-only": ("heldout9/espnet2-tse_espnet_5065.log", "unknown"),
+    "metrics-only": ([f"Iter: {k}00 PSNR: {20 + k / 10:.2f} IPS: 39.1" for k in range(1, 5)],
+                     "healthy"),
     "no-records": (["Epoch 1: starting", "done"], "unknown"),
     "traceback-ends-log": ([_HF.format(2.0 - i / 100) for i in range(5)]
                            + ["Traceback (most recent call last):",

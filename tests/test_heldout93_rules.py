@@ -84,4 +84,4 @@ def test_a_trainers_nan_loss_value_guard_is_a_nan_record() -> None:
     for line in ("NaN loss value, stopping!", "Encountered NaN loss at batch 7",
                  "WARNING: nan loss detected, skipping"):
         assert [e.kind for e in logs.parse([line])] == ["nan"], line
-    assert [e.kind for e in logs.parse(["no NaN loss values were found"])] == []
+    assert [e.kind for e in logs.parse(["no NaN loss values were found"]) if e.kind != "note"] == []

@@ -38,8 +38,14 @@ class Accumulator:
         log, nan = self.log, self.nan
         if ev.kind == "note":
             log.notes.setdefault(ev.rule, ev)
+            if ev.rule == "metrics":
+                log.metrics += 1
+                if len(log.metric_at) < 8:
+                    log.metric_at.add((ev.step, ev.epoch))
             if ev.rule == "eval-loss":
                 nan.evaluation(ev)
+            if ev.rule == "finished":
+                log.finished = ev
             if ev.rule == "start" and nan.rec_index == 0:
                 log.start_seen = True    # a start-up line before any record
             if ev.rule in ("lr-never-stepped", "lr-stepped"):

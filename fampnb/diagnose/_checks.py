@@ -25,7 +25,7 @@ from fampnb.diagnose._judge import (
     scale_holds,
     stuck_skipping,
 )
-from fampnb.diagnose._limits import ASTRONOMICAL, SAID_AT_MINIMUM, SMALL_SCALE
+from fampnb.diagnose._limits import ASTRONOMICAL, PPL_BEYOND, SAID_AT_MINIMUM, SMALL_SCALE
 from fampnb.diagnose._text import CAVEATS
 from fampnb.logs import Event
 
@@ -393,10 +393,15 @@ def loss_astronomical(c: Case) -> Finding | None:
     smaller loss before it for ``loss-explodes`` to measure from; not healthy, and whether or
     when it turns NaN is not in the lines."""
     nan = c.acc.nan
-    if nan.first_nan is not None or nan.peak < ASTRONOMICAL:
+    if nan.first_nan is not None or (nan.peak < ASTRONOMICAL and nan.ppl_peak < PPL_BEYOND):
         return None
     if nan.last_loss_ev is not None:
         c.evidence.append(nan.last_loss_ev)
+    if nan.peak < ASTRONOMICAL:
+        return Finding("unknown", f"no NaN, but the perplexity reaches {fmt(nan.ppl_peak)}: more "
+                       "than any vocabulary's size, worse than a uniform guess, so the model had "
+                       "diverged before or within the window; when it began, and whether it ends "
+                       "in a NaN, is not in the lines")
     return Finding("unknown", f"no NaN, but the loss reaches {fmt(nan.peak)}: no training that works "
                    "prints a loss that large, so the run had diverged before or within the window; "
                    "when it began, and whether it ends in a NaN, is not in the lines")
@@ -460,6 +465,25 @@ def skips_only(c: Case) -> Finding | None:
                    "tell")
 
 
+#: records of other values (no loss), at two steps or epochs at least, that show training going on
+METRIC_RECORDS = 3
+
+
+def metrics_only(c: Case) -> Finding | None:
+    """No loss record, but records of other values at their steps or epochs (accuracy, PSNR,
+    recall, rewards), every value finite, and nothing else in the log: no NaN, no scaler line,
+    no error.  What the log shows of the run is finite: healthy where it shows."""
+    acc, log = c.acc, c.acc.log
+    if (log.metrics < METRIC_RECORDS or len(log.metric_at) < 2 or "metrics-nonfinite" in log.notes
+            or log.n
+            or acc.nan.eval_nan or log.traceback is not None or log.fatal):
+        return None
+    c.evidence.append(log.notes["metrics"])
+    return Finding("healthy", f"no loss in the log, but {log.metrics} record(s) of other values "
+                   "at their steps or epochs, every one finite, and no NaN, overflow or error "
+                   "line")
+
+
 def no_records(c: Case) -> Finding | None:
     acc = c.acc
     if acc.nan.eval_finite and not acc.nan.eval_nan:
@@ -488,9 +512,13 @@ OOM_NEAR = 60
 def traceback_ends_log(c: Case) -> Finding | None:
     """Finite records, then an exception's traceback and no record after it: the run stopped
     there, for a reason the log does not show as a NaN (not Ctrl-C: ``KeyboardInterrupt``; not
-    out of memory, said within ``OOM_NEAR`` lines of the traceback)."""
+    out of memory, said within ``OOM_NEAR`` lines of the traceback; not after the run said it
+    finished training: what failed then was no longer training)."""
     acc, tb = c.acc, c.acc.log.traceback
     if tb is None or acc.log.traceback_records != acc.nan.rec_index or not acc.nan.rec_index:
+        return None
+    fin, last = acc.log.finished, acc.nan.last_loss_ev
+    if fin is not None and fin.line_no < tb.line_no and (last is None or fin.line_no > last.line_no):
         return None
     oom = acc.log.notes.get("out-of-memory")
     if oom is not None and abs(oom.line_no - tb.line_no) <= OOM_NEAR:
@@ -531,6 +559,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("loss-astronomical", loss_astronomical),
     ("eval-nan-only", eval_nan_only),
     ("skips-only", skips_only),
+    ("metrics-only", metrics_only),
     ("no-records", no_records),
     ("traceback-ends-log", traceback_ends_log),
     ("healthy", healthy),

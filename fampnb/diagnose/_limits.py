@@ -8,6 +8,7 @@ import math
 from fampnb.logs import Event
 
 __all__ = ["EARLY_STEPS", "EARLY_EPOCH", "EXPLODE", "EXPLODE_AT", "CLIMB_RECORDS", "ASTRONOMICAL",
+           "PPL_BEYOND",
            "NEAR_RECORDS",
            "CALIBRATION_FLOOR", "FLOOR", "SMALL_SCALE", "CAP", "TARGET_ONLY", "SAID_AT_MINIMUM",
            "ENDING_RULES", "Thin", "early", "pow2"]
@@ -20,6 +21,8 @@ CLIMB_RECORDS = 12         # ... or EXPLODE times where it started, rising on ev
 #                            this many (a geometric climb: 1.8x a record at least, as a learning
 #                            rate too high for the model gives; a running total grows slower)
 ASTRONOMICAL = 1e20        # a finite loss this large is a diverged run, whatever the window shows
+PPL_BEYOND = 1e7           # ... as is a perplexity above any vocabulary's size (a model that does
+#                            worse than guessing uniformly: MXNet's char-rnn at its 1e10 floor)
 NEAR_RECORDS = 3           # finite loss records allowed between backoffs and a NaN they explain
 CALIBRATION_FLOOR = 256.0  # the article's line: below it and still falling is a failure
 FLOOR = 1.0                # DeepSpeed/Megatron minimum; below it the gradients are non-finite

@@ -43,7 +43,10 @@ class LogTracker:
         self.fatal: list[Event] = []
         self.traceback: Event | None = None   # the last traceback's first line (Ctrl-C's: None)
         self.traceback_records = 0        # loss records before it
+        self.finished: Event | None = None    # the last line saying that training finished
         self.lr_never: Event | None = None    # HF records whose learning rate never left 0.0
+        self.metrics = 0                  # records of other values only, at a step, all finite
+        self.metric_at: set[tuple[int, float | None]] = set()   # (step, epoch) of some of them
 
     def count(self, ev: Event) -> None:
         """A non-note event: its roles and rank."""
@@ -119,6 +122,7 @@ class NanTracker:
         self.first_zero: Event | None = None   # the first record with a loss of exactly 0
         self.zero_flowing = 0             # records of the zero run whose gradients are not 0
         self.peak = 0.0                   # the largest |loss| of the finite records so far
+        self.ppl_peak = 0.0               # ... of those whose loss is a perplexity (rule ``ppl``)
         self.climb: list[float] = []      # the last records' |loss|, each above the one before
         self.exploded: Event | None = None
         self.explode_from = 0.0           # the largest |loss| before ``exploded``
@@ -208,6 +212,8 @@ class NanTracker:
             self.exploded_early = early(ev, log.max_total, self.rec_index, log.steps_seen,
                                         log.start_seen)
         self.peak = max(self.peak, size)
+        if ev.rule == "ppl":
+            self.ppl_peak = max(self.ppl_peak, size)
         # still up, and not falling back from its peak by as much as it rose (recovering)
         self.still_exploded = (self.exploded is not None and size >= EXPLODE * self.explode_from
                                and size * EXPLODE >= self.peak)

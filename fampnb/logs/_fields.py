@@ -15,6 +15,7 @@ from fampnb.logs._event import NUM as _NUM
 from fampnb.logs._event import Event, LineState, _c, _f
 from fampnb.logs._notation import exact_zero, number, pairs
 from fampnb.logs._num import FIELD_KEY
+from fampnb.logs._triggers import RECORD_WORDS as _RULE_FIELDS
 from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role, whole_loss
 from fampnb.logs._vocab import loss_key as _vocab_loss_key
 from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
@@ -82,7 +83,8 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
         # (a line with quoted keys that is no HF dict, ``'loss': '9.35'`` with quoted values
         # among ``iter: 3700, lr: ...`` fields, is read as a record in any notation; so is a bar
         # the trainer's out-of-memory message was glued to, ``...loss=0.0584]OOM Detected``)
-        _generic(text, low, st, ev, step)
+        # (a line with a field the message rules read, DeepSpeed's ``skipped=``, is their record)
+        _generic(text, low, st, ev, step, not out and not any(w in low for w in _RULE_FIELDS))
 
 
 #: pytorch-CycleGAN-and-pix2pix's ``print_current_losses``: ``(epoch: 1, iters: 300, time: 0.064,
@@ -242,9 +244,11 @@ def eval_record(ev: object, loss: float, **kw: object) -> None:
     ev("note", "generic", "eval-loss", loss=loss, **kw)  # type: ignore[operator]
 
 
-def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -> None:
+def _generic(text: str, low: str, st: LineState, ev: object, step: int | None,
+             alone: bool = True) -> None:
     """A record in any ``key <sep> value`` notation (``fampnb.logs._notation``), its fields given
-    roles by the vocabulary (``fampnb.logs._vocab``)."""
+    roles by the vocabulary (``fampnb.logs._vocab``); ``alone``: no other event came from the line
+    (only such a line can be a record of other values: ``_metrics``)."""
     fields = pairs(low)
     if not fields:
         return
@@ -273,6 +277,8 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
     if lg2 is not None:
         scale = log2_scale(lg2)
     if loss is None and gnorm is None and scale is None:
+        if alone:
+            _metrics(fields, rec, step, ev)
         return
     named = {}
     # a step the record names by a key (``step=1600``, ``[step] 104``, ``"global_step": 7``) is
@@ -288,7 +294,9 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
         kind = "nan" if not math.isfinite(loss) else "loss"
         # a finite training loss beside a validation loss: the record says by its rule whether
         # the evaluation's is finite
-        rule = (eval_rule(nums) if kind == "loss" else None) or "loss"
+        # (``ppl``: a perplexity standing in for a loss the record does not print)
+        rule = (eval_rule(nums) if kind == "loss" else None) or (
+            "loss" if any(role(k) == "loss" for k in nums) else "ppl")
         ev(kind, fw, rule, loss=loss, grad_norm=gnorm, scale_after=scale,
            scale_log2=lg2, epoch=rec.get("epoch"), exact_zero=loss == 0.0 and zero_written(fields),
            **named)  # type: ignore[operator]
@@ -297,6 +305,21 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None) -
            scale_log2=lg2, **named)  # type: ignore[operator]
     elif scale is not None:
         ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2, **named)  # type: ignore[operator]
+
+
+def _metrics(fields: dict[str, str], rec: dict[str, float], step: int | None,
+             ev: object) -> None:
+    """A record with no loss, loss scale or grad norm: a ``metrics`` note where it names a step
+    or an epoch and its other values are numbers, every one finite (f2-nerf's ``Iter: 99700
+    PSNR: 22.95 ...``, KGAT's ``Epoch 0001 | Precision 0.0138 Recall 0.1298``); a
+    ``metrics-nonfinite`` note where one of them is not, step or none."""
+    others = [x for k, v in fields.items() if role(k) is None and (x := _num(v)) is not None]
+    if not others:
+        return
+    if not all(math.isfinite(x) for x in others):
+        ev("note", "generic", "metrics-nonfinite")  # type: ignore[operator]
+    elif step is not None or "step" in rec or "epoch" in rec:
+        ev("note", "generic", "metrics")  # type: ignore[operator]
 
 
 #: the bare names of an evaluation's value beside a bare ``train`` (``bare_losses``)

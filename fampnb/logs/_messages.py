@@ -161,3 +161,7 @@ PREC = (
 
 #: a start-up line: the log shows the start of training (``Start training``)
 START = _c(r"(?:^|[^a-z])(?:start(?:ing)?\s+training|training\s+started)\b")
+#: the run saying it finished (muse-maskgit's ``training complete``): what comes after it, a
+#: traceback included, is no longer the training's
+FINISHED = _c(r"(?:^|[^a-z])(?:training\s+(?:complete|completed|finished|done)|"
+              r"finished\s+training)\b")

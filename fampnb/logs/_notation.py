@@ -45,9 +45,11 @@ ARRAY = (r"\[\s*(?:" + NUM + r"(?:\s*,\s*|\s+)(?:\.\.\.(?:\s*,\s*|\s+))?)*" + NU
 TUPLE = r"\(\s*" + NUM + r"(?:\s*,\s*" + NUM + r")+\s*,?\s*\)"
 _PAIR = re.compile(
     r"(?:(?<![\w.])|(?<=\.\.\.))(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
-    r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,2})(?P=q)(?:\[\s*\d+\s*\])?)"
+    r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,3})(?P=q)(?:\[\s*\d+\s*\])?)"
     r"(?:\s?\((?:[a-z_]+ ?){1,4}\)(?=\s*[:=]))?"
-    r"(?:\s*[:=]\s*|\s+\|\s+|\s+)(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)"
+    # (``>>``: SME's ``COST >> 0.5846``; a tqdm bar's ``  3%|`` after its description is no value)
+    r"(?:\s*(?:[:=]|>>)\s*|\s+\|\s+|\s+)(?!\d{1,3}%\|)"
+    r"(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)"
     r"(?:\.{3}|%?(?!\w|\.[\w.]|[-:]\d|\s*/\s*\d|,\d{3}(?!\d)))|"
     r"(?P<arr>" + ARRAY + "|" + TUPLE + "))")
 #: words between a name and its value that are not part of the name
@@ -124,10 +126,17 @@ _ALONE = frozenset({"cost", "scale"})
 
 def _name(key: str) -> str:
     """The metric name a matched key stands for: the whole key, or its last one or two words,
-    whichever has a role (a trailing connective dropped first)."""
+    whichever has a role (a trailing connective dropped first; the words after one inside the
+    key, where they have a role)."""
     words = key.split(" ")
     while len(words) > 1 and words[-1] in CONNECTIVES:
         words.pop()
+    for i in range(len(words) - 2, 0, -1):     # ``loss spike at step 10``: the step's 10
+        if words[i] in CONNECTIVES:
+            tail = " ".join(words[i + 1:])
+            if role(tail) is not None:
+                return tail
+            break
     whole = " ".join(words)
     if len(words) == 1 or role(whole) is not None or summary(whole):
         return whole        # (``lowest loss``: the best so far, not a loss with a word before it)
@@ -142,10 +151,21 @@ def _name(key: str) -> str:
 _VALUE_FIRST = re.compile(r"(?:^|,)\s*(" + NUM + r") (loss|lr)\s*(?=,|$)")
 
 
+#: a value named with the step it was taken at (TensorFlow's tutorials and the KGE trainers:
+#: ``Average loss at step 2000: 4.36``, ``Training average loss at batch 100: nan``)
+_AT_STEP = re.compile(r"(?<![\w.])(" + _KEY + r"(?: " + _KEY + r"){0,3}) at (step|batch|iteration|iter"
+                      r"|epoch) (\d{1,12})\s*[:=]\s*(" + NUM + r")(?![\w.])")
+
+
 def pairs(low: str) -> dict[str, str]:
     """``{name: value text}`` of the ``key <sep> number`` fields of a lower-cased line (the first
-    value of each name), and of ``number loss`` fields between commas (``_VALUE_FIRST``)."""
+    value of each name), of ``name at step N: number`` (``_AT_STEP``: the name's value, and N
+    the step's), and of ``number loss`` fields between commas (``_VALUE_FIRST``)."""
     out: dict[str, str] = {}
+    if " at " in low and (m := _AT_STEP.search(low)):
+        out[_name(m.group(1))] = m.group(4)
+        out[m.group(2)] = m.group(3)
+        low = low[:m.start()] + low[m.end():]
     for m in _PAIR.finditer(low):
         name = _name(m.group("key") or m.group("bkey"))
         if name not in out:
@@ -207,6 +227,11 @@ def table_part(low: str) -> str:
     return low[m.end():] if m else low
 
 
+#: a column named for its split with the measure in parentheses (kbc's ``Train(loss)  Valid(MRR)``):
+#: read as ``train_loss``, ``valid_mrr``
+_PAREN_NAME = re.compile(r"^([a-z_][\w]*)\s*\(([a-z_][\w]*)\)$")
+
+
 def header(low: str) -> tuple[str, list[str]] | None:
     """``(delimiter, names)`` when the lower-cased line is a header row: two or more names (no
     numbers), split by one delimiter (tab, comma, semicolon, ``|``, or runs of spaces), at least
@@ -228,7 +253,7 @@ def header(low: str) -> tuple[str, list[str]] | None:
         cells = _split(s, delim)
         if len(cells) < 2 or not all(cells) or not all(_CELL.match(c) for c in cells):
             continue
-        cells = _yolo(cells)
+        cells = _yolo([_PAREN_NAME.sub(r"\1_\2", c) for c in cells])
         roles = [role(c) for c in cells]
         if any(r in ("loss", "scale", "log2_scale", "grad_norm", "ppl") for r in roles) and \
                 sum(r is not None for r in roles) >= 2:

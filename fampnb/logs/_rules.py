@@ -45,6 +45,7 @@ from fampnb.logs._messages import (
     DYN_DOWN,
     DYN_UP,
     FAIRSEQ,
+    FINISHED,
     FS_OVF_ERR,
     GRADS_NONFINITE,
     IPY_TRACEBACK,
@@ -103,6 +104,7 @@ PREFILTER = tuple(dict.fromkeys(_ROLE_WORDS + (
     "scal", "overflow", "nan", "inf", ".#ind", "skipp", "error", "exception", "minimum", "hysteresis",
     "lr_scheduler", "grad", "bf16", "fp16", "float16", "16-mixed", "16bit", "precision", "fp32",
     "lr=0", "diverged", "invalid loss", "start training", "starting training",
+    "training complete", "training finished", "finished training", "training done",
     "training started", "found", "assert", "traceback (most recent call last)",
     "keyboardinterrupt")))
 #: an HF Trainer dict of finite numbers under the keys the dict rule reads (``_hf_plain``)
@@ -407,6 +409,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if ("start training" in low or "starting training" in low or "training started" in low) \
             and "epoch" not in low and "error" not in low and START.search(low):
         ev("note", "generic", "start")      # the log shows the start of training
+    if "training" in low and "epoch" not in low and FINISHED.search(low):
+        ev("note", "generic", "finished")   # the run says it finished
     if low.startswith(("traceback (most recent call last)", "keyboardinterrupt")):
         # an exception's traceback (the run stopped there, unless the reader pressed Ctrl-C)
         ev("note", "generic", "traceback" if low[0] == "t" else "interrupted")

@@ -14,7 +14,8 @@ MESSAGE_WORDS = (
     "already been called", "gradient clipping", "error", "exception", "bf16", "fp16",
     "16-mixed", "bfloat", "precision", "float16", "finite", "16bit", "fp32", "32-true",
     "diverged", "invalid loss", "probably exploding", "faster training with", "start training",
-    "starting training", "training started", "found inf", "cost-scaling", "assert",
+    "starting training", "training started", "training complete", "training finished",
+    "finished training", "training done", "found inf", "cost-scaling", "assert",
     "tensor had", "summary histogram", "traceback (most recent call last)", "keyboardinterrupt",
     "out of memory", "outofmemory", "resourceexhausted", "oom detected", "oom when")
 #: words of per-record fields that the message rules read too (printed on every record: the

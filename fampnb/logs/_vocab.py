@@ -90,7 +90,8 @@ def whole_loss(key: str) -> bool:
 
 
 LOG2_SCALE_KEYS = frozenset(k for k, r in _EXACT.items() if r == "log2_scale")
-_PREFIX = re.compile(r"^(?:trainer/|train/|train_|train |training[ _/])")
+_PREFIX = re.compile(r"^(?:trainer/|train/|train_|train |train-|training[ _/])")   # (MXNet's
+#                                                                           ``Train-Perplexity=``)
 #: a summary's prefix: the best (lowest, highest) value so far, not the value of this record
 _SUMMARY = re.compile(r"^(?:min|max|best|lowest)[_ ./-]")
 

@@ -257,6 +257,14 @@ REASONS: list[tuple[str, str]] = [
      "NaN, is not in the lines",
      "没有 NaN，但 loss 达到了 {peak}：正常的训练不会打印这么大的 loss，所以这次训练在这段日志之前或之中"
      "已经发散；它从何时开始、最后是否变成 NaN，日志里看不出来"),
+    ("no NaN, but the perplexity reaches {peak}: more than any vocabulary's size, worse than a "
+     "uniform guess, so the model had diverged before or within the window; when it began, and "
+     "whether it ends in a NaN, is not in the lines",
+     "没有 NaN，但困惑度达到了 {peak}：比任何词表都大，比均匀瞎猜还差，所以模型在这段日志之前或之中已经发散；"
+     "它从何时开始、最后是否变成 NaN，日志里看不出来"),
+    ("no loss in the log, but {n} record(s) of other values at their steps or epochs, every one "
+     "finite, and no NaN, overflow or error line",
+     "日志里没有 loss，但有 {n} 条带步数或轮数的其他数值记录，全都是有限值，也没有 NaN、overflow 或报错行"),
     ("none", "无"),
     ("to decide, the log would need to show the loss per step (with its step), the loss scale or "
      "the framework's overflow lines, and the precision",
