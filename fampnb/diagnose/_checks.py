@@ -475,8 +475,7 @@ def metrics_only(c: Case) -> Finding | None:
     no error.  What the log shows of the run is finite: healthy where it shows."""
     acc, log = c.acc, c.acc.log
     if (log.metrics < METRIC_RECORDS or len(log.metric_at) < 2 or "metrics-nonfinite" in log.notes
-            or log.n
-            or acc.nan.eval_nan or log.traceback is not None or log.fatal):
+            or log.n or acc.nan.eval_nan or log.traceback is not None or log.fatal):
         return None
     c.evidence.append(log.notes["metrics"])
     return Finding("healthy", f"no loss in the log, but {log.metrics} record(s) of other values "

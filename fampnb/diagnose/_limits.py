@@ -8,8 +8,7 @@ import math
 from fampnb.logs import Event
 
 __all__ = ["EARLY_STEPS", "EARLY_EPOCH", "EXPLODE", "EXPLODE_AT", "CLIMB_RECORDS", "ASTRONOMICAL",
-           "PPL_BEYOND",
-           "NEAR_RECORDS",
+           "PPL_BEYOND", "NEAR_RECORDS",
            "CALIBRATION_FLOOR", "FLOOR", "SMALL_SCALE", "CAP", "TARGET_ONLY", "SAID_AT_MINIMUM",
            "ENDING_RULES", "Thin", "early", "pow2"]
 
