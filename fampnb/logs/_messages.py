@@ -135,7 +135,7 @@ SCALE_SMALL = _c(r"\bgrad[_ ]scale is (?:too )?small(,? exiting)?\s*:?\s*(" + _N
 #: any other exception whose message says the loss diverged or is not finite (a training script's
 #: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``, SlowFast's
 #: ``RuntimeError: ERROR: Got NaN losses <time>``)
-LOSS_ERR = _c(r"\b(\w*error)\b:\s*(?=.{0,200}?\bloss(?:es)?\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
+LOSS_ERR = _c(r"\b(\w*error)\b:\s+(?=.{0,200}?\bloss(?:es)?\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
                r"\binf(?:inity)?\b|not finite|non-finite))")
 
 # ---- precision hints -------------------------------------------------------------------------

@@ -315,8 +315,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         else:
             scaled("growth", prev if prev is not None and prev <= a else None, a, "generic",
                    "log2-scale-increase", lg2)
-    if ("diverged" in low or "loss" in low) and TF_NAN.search(low):
-        ev("nan", "keras", "tf-nan-loss", loss=math.nan)
+    if ("diverged" in low or "loss" in low) and (m := TF_NAN.search(low)):
+        ev("nan", "keras", "tf-nan-loss", loss=math.nan, **_when(low[m.end():]))
     elif "detected" in low and NAN_DETECTED.search(low):
         ev("nan", "generic", "nan-detected", loss=math.nan)
     elif "first" in low and NAN_FIRST.search(low):
@@ -470,6 +470,23 @@ def _hf_plain(text: str, line_no: int, st: LineState) -> list[Event]:
 #: a rank prefix (torchrun ``[rank3]:``, ``[RANK 0]``, ``[R0]``, ``[default3]:``; Open MPI's
 #: ``--tag-output``, which Horovod's ``horovodrun`` turns on: ``[1,0]<stderr>:``, job 1, rank 0)
 _RANK = re.compile(r"^\s*\[(?:(?:rank|r|default)\s*(\d+)\]:?|\d+,(\d+)\]<std(?:out|err)>:)", re.I)
+
+
+#: where a NaN message says it happened, right after its words (AutoGluon's ``NaN loss encountered
+#: in epoch 0!``, ``Encountered NaN loss at step 120``)
+_NAN_AT = re.compile(r"^\s*(?:in|at|during)\s+(?:the\s+)?(epoch|step|iteration|iter|batch)\s*(\d{1,12})\b")
+
+
+def _when(rest: str) -> dict[str, object]:
+    """The step (explicit) a NaN message names after its words; an epoch of 0 or 1 is the first
+    epoch, step 0 (as ``NaN in first epoch``), a later one is that epoch."""
+    m = _NAN_AT.match(rest)
+    if m is None:
+        return {}
+    n = int(m.group(2))
+    if m.group(1) != "epoch":
+        return {"step": n, "explicit": True}
+    return {"step": 0, "explicit": True, "epoch": n} if n <= 1 else {"epoch": n}
 
 
 def _emitter(text: str, line_no: int, st: LineState, step: int | None,
