@@ -318,7 +318,9 @@ def _metrics(fields: dict[str, str], rec: dict[str, float], step: int | None,
         return
     if not all(math.isfinite(x) for x in others):
         ev("note", "generic", "metrics-nonfinite")  # type: ignore[operator]
-    elif step is not None or "step" in rec or "epoch" in rec:
+    elif "step" in rec and 0 <= rec["step"] < 1e15:
+        ev("note", "generic", "metrics", step=int(rec["step"]), explicit=True)  # type: ignore[operator]
+    elif step is not None or "epoch" in rec:
         ev("note", "generic", "metrics")  # type: ignore[operator]
 
 

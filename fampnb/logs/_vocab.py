@@ -57,8 +57,9 @@ for _names, _role in (*ZH_NAMES,
     (("grad_norm", "gnorm", "grad norm", "gradient norm", "gradient_norm", "total_norm",
       "grad-norm", "grad_norm_total", "gradnorm", "g_norm"), "grad_norm"),
     (("step", "steps", "global_step", "global step", "iter", "iters", "iteration", "batch",
-      "num_updates", "update", "updates", "_step", "up.", "#"), "step"),   # (Marian: ``Up. 535500``;
-    #                                                       spaCy v3's table: ``E    #    LOSS NER``)
+      "num_updates", "update", "updates", "_step", "up.", "#", "tick"), "step"),
+    # (Marian: ``Up. 535500``; spaCy v3's table: ``E    #    LOSS NER``; StyleGAN's training loop:
+    # ``tick 1401  kimg 5738.6  time 1d 06h 06m ...``)
     (("epoch", "epochs", "pass", "ep.", "ep"), "epoch"),  # (PaddlePaddle: ``Pass 0, batch 100``;
     #                                                         Marian; ``EP 42 ( 75) | loss: nan``)
     (("lr", "learning_rate", "learning rate"), "lr"),
@@ -73,7 +74,7 @@ RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", 
                 " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
                 " l_")      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
 #: the words some role's names contain: the reader's prefilter is built from them
-WORDS = RECORD_WORDS + ("step", "iter", "batch", "update", "次数", "步数")
+WORDS = RECORD_WORDS + ("step", "iter", "batch", "update", "tick", "次数", "步数")
 #: keys that name the total loss of a record (every other key with ``loss`` is a component)
 TOTAL_LOSS = frozenset({"loss", "total_loss", "train_loss", "loss_total", "lm loss", "lm_loss",
                         "train_loss_step", "overall_loss", "train/loss", "total loss", "xent",
@@ -164,7 +165,7 @@ def pick_loss(pairs: dict[str, float]) -> float | None:
 #: step names, most specific first (fairseq's JSON ``update`` is a fractional epoch, its
 #: ``num_updates`` the step)
 _STEP_ORDER = ("global_step", "global step", "num_updates", "step", "steps", "_step", "iteration",
-               "iter", "iters", "updates", "update", "up.", "batch", "#",
+               "iter", "iters", "updates", "update", "up.", "batch", "#", "tick",
                *(n for names, r in ZH_NAMES if r == "step" for n in names))
 
 
