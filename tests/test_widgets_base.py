@@ -287,6 +287,32 @@ def test_png_holds_the_buffers_pixels_exactly():
         assert img.mode == "RGBA" and np.array_equal(np.asarray(img), buf)
 
 
+def test_a_large_frame_is_deflated_in_two_halves_that_decode_as_one_stream():
+    """A frame of ``SPLIT_BYTES`` or more is compressed in two halves at once: the stream is
+    one zlib stream (``zlib.decompress`` gives every byte back, at every level) and the PNG
+    made of it holds the buffer's pixels; a smaller buffer is compressed in one call."""
+    import io
+    import zlib
+
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(1)
+    for size in (0, 1, base.SPLIT_BYTES - 1, base.SPLIT_BYTES, 3 * base.SPLIT_BYTES + 7):
+        data = rng.integers(0, 3, size, dtype=np.uint8)  # runs zlib can shorten
+        for level in (0, 1, 6, 9):
+            packed = base._deflate(data, level)
+            assert zlib.decompress(packed) == data.tobytes()
+            if size < base.SPLIT_BYTES:
+                assert packed == zlib.compress(data.tobytes(), level)
+    height, width = 300, 800  # the log reader's frame: 960,000 bytes of RGBA
+    assert height * width * 4 >= base.SPLIT_BYTES
+    buf = rng.integers(0, 256, (height, width, 4), dtype=np.uint8)
+    buf[: height // 2] = 255  # a white upper half, as a figure's margins are
+    img = Image.open(io.BytesIO(base._png_rgba(buf.tobytes(), width, height, 1)))
+    assert img.mode == "RGBA" and np.array_equal(np.asarray(img), buf)
+
+
 def test_a_new_frame_lays_out_without_measuring_the_key(monkeypatch):
     """``refresh(new_frame=True)`` (the log reader's next log) runs the layout pass without
     measuring the layout key, and shows the picture the keyed refresh shows for the same change;

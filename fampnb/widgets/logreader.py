@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import html
 import io
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,11 @@ class LogReading:
         return self.diagnosis is not None and not self.message
 
 
+#: characters a text log does not hold: undecodable bytes and control characters other than
+#: tab, newline, carriage return, form feed and escape (colour codes)
+_NOT_TEXT = re.compile("[\ufffd\x01-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+
+
 def _looks_binary(raw: bytes) -> bool:
     head = raw[:65536]
     if b"\x00" in head:
@@ -46,8 +52,7 @@ def _looks_binary(raw: bytes) -> bool:
     text = head.decode("utf-8", errors="replace")
     if not text:
         return False
-    bad = sum(1 for ch in text if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\r\n\x1b\x0c"))
-    return bad / len(text) > 0.05
+    return len(_NOT_TEXT.findall(text)) / len(text) > 0.05
 
 
 def read_log(data: str | bytes | bytearray | memoryview | None,
