@@ -224,7 +224,8 @@ _EVAL_TAG = re.compile(r"\[(?:cv|val|valid|validation|eval|evaluation|test|dev)\
 def evaluation(keys: Iterable[str]) -> bool:
     """Are the loss fields of a record (its names ``keys``) all an evaluation's (``eval_loss``,
     ``val_loss``): a record of the evaluation, not of a training step?"""
-    losses = [k for k in keys if role(k) == "loss"]
+    losses = ([k for k in keys if role(k) == "loss"]
+              or [k for k in keys if role(k) == "error"])   # (a regression error in its place)
     return bool(losses) and all(_EVAL.match(k) for k in losses)
 
 
@@ -294,9 +295,11 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None,
         kind = "nan" if not math.isfinite(loss) else "loss"
         # a finite training loss beside a validation loss: the record says by its rule whether
         # the evaluation's is finite
-        # (``ppl``: a perplexity standing in for a loss the record does not print)
+        # (``ppl``: a perplexity standing in for a loss the record does not print; ``error``: a
+        # regression error, where it prints neither)
         rule = (eval_rule(nums) if kind == "loss" else None) or (
-            "loss" if any(role(k) == "loss" for k in nums) else "ppl")
+            "loss" if any(role(k) == "loss" for k in nums)
+            else "ppl" if any(role(k) == "ppl" for k in nums) else "error")
         ev(kind, fw, rule, loss=loss, grad_norm=gnorm, scale_after=scale,
            scale_log2=lg2, epoch=rec.get("epoch"), exact_zero=loss == 0.0 and zero_written(fields),
            **named)  # type: ignore[operator]

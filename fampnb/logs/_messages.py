@@ -9,7 +9,7 @@ from __future__ import annotations
 from fampnb.logs._event import _c
 from fampnb.logs._num import NUM as _NUM
 
-__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "NAN_FIRST", "NAN_DETECTED", "TF_CHECK", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "NAN_INPUT", "OOM", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "NAN_FIRST", "NAN_DETECTED", "TF_CHECK", "DIST_INVALID", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "NAN_INPUT", "OOM", "SCALE_SMALL", "LOSS_ERR", "PREC"]
 
 # ---- scaler records (can occur several times per segment) ---------------------------------
 ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
@@ -40,12 +40,19 @@ NAN_FIRST = _c(r"(?<!no )\bnans? (?:losse?s? )?(?:in|at|during) (?:the )?(?:very
 #: gradient of embedding.weight``, ``NaN detected in model output``; not ``No NaN detected in ...``):
 #: when it was noticed, not when the NaN began
 NAN_DETECTED = _c(r"\bloss (?:nan/inf|inf/nan|nan or inf|nan|inf) detected\b|"
-                  r"(?<!no )\bnan (?:values? )?detected in\b")
+                  r"(?<!no )\bnan (?:values? )?detected in\b|"
+                  # (PyTorch Ignite's ``TerminateOnNan``: ``Output '{...}' contains NaN or Inf.
+                  # Stop training``)
+                  r"\bcontains nan or inf\.\s*stop training\b")
 #: TensorFlow's numeric checks failing: ``tf.debugging.check_numerics`` (``<message> : Tensor had
 #: NaN values``), ``clip_by_global_norm``'s (``Found Inf or NaN global norm.``) and a histogram
 #: summary's (``Nan in summary histogram for: <tensor>``): a tensor of the run went non-finite
 TF_CHECK = _c(r"tensor had (?:nan|inf)(?: and (?:nan|inf))? values|\bnan in summary histogram\b|"
               r"found inf or nan global norm")
+#: ``torch.distributions`` checking a distribution's parameters (``ValueError: Expected parameter
+#: loc (Tensor of shape (24, 16)) of distribution Normal(...) to satisfy the constraint Real(), but
+#: found invalid values:``): a network output the distribution is built from went NaN
+DIST_INVALID = _c(r"\bto satisfy the constraint\b.{0,200}?\bbut found invalid values\b")
 #: GPT-NeoX's overflow monitor ending the run (``Exception: Skipped 50 iterations in a row due to
 #: Overflow - Exiting training.``)
 OVF_EXIT = _c(r"skipped \d+ iterations in a row due to overflow")

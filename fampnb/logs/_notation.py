@@ -255,7 +255,7 @@ def header(low: str) -> tuple[str, list[str]] | None:
             continue
         cells = _yolo([_PAREN_NAME.sub(r"\1_\2", c) for c in cells])
         roles = [role(c) for c in cells]
-        if any(r in ("loss", "scale", "log2_scale", "grad_norm", "ppl") for r in roles) and \
+        if any(r in ("loss", "scale", "log2_scale", "grad_norm", "ppl", "error") for r in roles) and \
                 sum(r is not None for r in roles) >= 2:
             return delim, cells
     return None

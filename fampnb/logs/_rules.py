@@ -37,6 +37,7 @@ from fampnb.logs._messages import (
     CAI_SCALE,
     CAI_SKIP,
     CUDA_ASSERT,
+    DIST_INVALID,
     DS_GRAD_OVF,
     DS_HYST,
     DS_MIN,
@@ -233,7 +234,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if flushed:
         return flushed + _segment(text, line_no, st, may_wrap)
     if ("loss" in low or "scale" in low or "norm" in low or "ppl" in low or "xent" in low
-            or "gpu_mem" in low):
+            or "gpu_mem" in low or "mse" in low or "mae" in low or "_error" in low):
         head = _header(low)
         if head is not None:
             st.header = head
@@ -317,13 +318,15 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
                    "log2-scale-increase", lg2)
     if ("diverged" in low or "loss" in low) and (m := TF_NAN.search(low)):
         ev("nan", "keras", "tf-nan-loss", loss=math.nan, **_when(low[m.end():]))
-    elif "detected" in low and NAN_DETECTED.search(low):
+    elif ("detected" in low or "stop training" in low) and NAN_DETECTED.search(low):
         ev("nan", "generic", "nan-detected", loss=math.nan)
     elif "first" in low and NAN_FIRST.search(low):
         ev("nan", "generic", "nan-first", loss=math.nan, step=0, explicit=True)
     if ("tensor had" in low or "summary histogram" in low or "found inf or nan" in low) \
             and TF_CHECK.search(low):
         ev("nan", "keras", "tf-check-numerics", loss=math.nan)
+    if "invalid values" in low and DIST_INVALID.search(low):
+        ev("nan", "generic", "nan-distribution", loss=math.nan)
     if "in a row due to overflow" in low and OVF_EXIT.search(low):
         ev("fatal", "deepspeed", "overflow-exit")
     if "assert" in low and NAN_ASSERT.search(low):

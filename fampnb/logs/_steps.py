@@ -29,6 +29,9 @@ _STEP_RULES: tuple[tuple[str, re.Pattern[str], int, int, int], ...] = (
     ("step", _c(r"\bstep['\"]?\s*[:=#]?\s*\[?\s*(" + _THOUSANDS + r")(?:\s*/\s*(\d+))?"), 1, 2, 0),
     ("iter", _c(r"\biter(?:ation)?\s*[:=]?\s*(" + _THOUSANDS + ")"), 1, 0, 0),   # BasicSR: 107,200
     ("batch", _c(r"\bbatch\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)"), 1, 2, _NAMED),  # Batch 706/56191
+    # the batches since the last print (MXNet's ``Speedometer`` with ``auto_reset``: ``Epoch[0]
+    # Batch [500-600]  Speed: 30231.16 samples/sec  accuracy=0.944219``): the last of them
+    ("batch", _c(r"\bbatch\s*\[\s*\d+\s*-\s*(\d+)\s*\]"), 1, 0, 0),
     # a bracketed counter after the line's start (torchvision's MetricLogger, DETR, DeiT, MAE:
     # ``Epoch: [0]  [  0/155]  eta: ...``; ``[38/300000] lr: ...``), not an epoch's own
     ("[", _c(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]"), 1, 2, _NAMED),

@@ -16,7 +16,8 @@ MESSAGE_WORDS = (
     "diverged", "invalid loss", "probably exploding", "faster training with", "start training",
     "starting training", "training started", "training complete", "training finished",
     "finished training", "training done", "found inf", "cost-scaling", "assert",
-    "tensor had", "summary histogram", "traceback (most recent call last)", "keyboardinterrupt",
+    "tensor had", "summary histogram", "invalid values", "stop training",
+    "traceback (most recent call last)", "keyboardinterrupt",
     "out of memory", "outofmemory", "resourceexhausted", "oom detected", "oom when")
 #: words of per-record fields that the message rules read too (printed on every record: the
 #: fast reader samples them as records, it does not pick them all)

@@ -4,7 +4,10 @@
 ``*_loss``, ``loss_*``, lm loss, total loss, xent, nll and the negative log-likelihood spelled out,
 cost, ``*crossentropy``, ``*smoothl1``, a separation objective ``*si-snr``/``*si-sdr``, BasicSR's
 ``l_*``),
-``ppl`` (perplexity: a loss stand-in when no loss is printed), ``scale`` (loss_scale, loss scale,
+``ppl`` (perplexity: a loss stand-in when no loss is printed), ``error`` (a regression error,
+``rmse``, ``mse``, ``mae`` and their spelled-out names, alone or with a split or a quantity around
+them: ``RMSE_train``, ``rmse_e_trn``, ``Validation RMSE``: what a regression trainer prints in place
+of a loss, and a stand-in after a perplexity), ``scale`` (loss_scale, loss scale,
 grad_scale, scale, cur_scale), ``log2_scale`` (a scale printed as its base-2 logarithm,
 ``lg_loss_scale``), ``grad_norm`` (grad_norm, gnorm, grad norm, gradient norm, total_norm), ``step``
 (step, global_step, iter, iteration, batch, num_updates, update, Marian's ``up.``), ``epoch``
@@ -26,7 +29,7 @@ from functools import lru_cache
 __all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "whole_loss",
            "LOG2_SCALE_KEYS", "pick_loss", "loss_key", "record"]
 
-ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
+ROLES = ("loss", "ppl", "error", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
 
 #: the negative log-likelihood spelled out (a CRF tagger's ``Negative loglikelihood: 9806.49``)
 NLL = ("negative loglikelihood", "negative log likelihood", "negative log-likelihood",
@@ -45,7 +48,7 @@ SEPARATION = ("si-snr", "si_snr", "sisnr", "si-sdr", "si_sdr", "sisdr")
 _EXACT: dict[str, str] = {}
 for _names, _role in (*ZH_NAMES,
     (("loss", "lm loss", "lm_loss", "total loss", "total_loss", "loss_total", "overall_loss",
-      "xent", "nll", "cross_entropy", "cross entropy",
+      "xent", "nll", "cross_entropy", "cross entropy", "cross-entropy",   # (MXNet's metric)
       "cost", "avg_cost", "avg cost", "avgcost", "currentcost", "current_cost", "mean_cost",
       *NLL), "loss"),  # (Marian's ``Cost``, Paddle's ``avg_cost``, Paddle v1's ``AvgCost=``)
     (("ppl", "perplexity"), "ppl"),
@@ -70,6 +73,7 @@ for _names, _role in (*ZH_NAMES,
 #: the words the names of a record's values contain (loss, scale, grad norm, epoch; lower case):
 #: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
+                "mse", "mae", "squared_error", "absolute_error",     # (``error``: ``rmse`` too)
                 "cost", "smoothl1", "likelihood", "score at iteration", "损失", "轮",
                 " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
                 " l_")      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
@@ -132,7 +136,18 @@ def role(key: str) -> str | None:
         return "loss"   # (BasicSR, mmsr and their forks name each loss ``l_``: ``l_pix``, ``l_d_real``)
     if k.endswith(SEPARATION):
         return "loss"   # (a separation recipe's objective: SpeechBrain's ``train si-snr: 1.96``)
+    if ("mse" in k or "mae" in k or "_error" in k) and _ERROR.search(k):
+        return "error"
     return None
+
+
+#: a regression error among the words of a name (``_`` `` `` ``-`` ``/`` ``.`` between them):
+#: DLKcat's ``RMSE_train``, DeePMD-kit's ``rmse_e_trn``, PES-Learn's ``Validation RMSE``, Keras's
+#: ``mean_squared_error``
+_ERROR = re.compile(r"(?:^|[_ \-/.])(?:r?mse|mae|(?:root_)?mean_(?:squared|absolute)_error)"
+                    r"(?:$|[_ \-/.])")
+#: an evaluation's split among the words of a name (``rmse_val``, ``Validation RMSE``)
+_EVAL_WORD = re.compile(r"(?:^|[_ \-/.])(?:val|valid|validation|eval|test|dev)(?:$|[_ \-/.])")
 
 
 def loss_key(pairs: dict[str, float]) -> str | None:
@@ -150,14 +165,19 @@ def loss_key(pairs: dict[str, float]) -> str | None:
     if keys:
         return keys[0]
     ppl = [k for k in pairs if role(k) == "ppl"]
-    return ppl[0] if ppl else None
+    if ppl:
+        return ppl[0]
+    errors = [k for k in pairs if role(k) == "error"]
+    trained = [k for k in errors if not _EVAL_WORD.search(k)]
+    return (trained or errors or [None])[0]   # (the training split's: ``rmse_trn``, not ``rmse_val``)
 
 
 def pick_loss(pairs: dict[str, float]) -> float | None:
     """The loss of a record given as ``{key: value}``: the exact total-loss key if there is one,
     else the first non-finite component (mmdet prints ``loss_cls: nan``), else the first nonzero
     one (YOLOv6's ``iou_loss 0  dfl_loss 0  cls_loss 0.5756``: a record is at zero when all its
-    components are), else the first loss, else a perplexity."""
+    components are), else the first loss, else a perplexity, else a regression error (the
+    training split's first)."""
     k = loss_key(pairs)
     return None if k is None else pairs[k]
 
@@ -183,7 +203,7 @@ def record(pairs: dict[str, float]) -> dict[str, float]:
         if r == "step":
             if math.isfinite(v) and v == int(v) and v >= 0:
                 steps[_strip(k) or k] = v      # (``#`` alone: spaCy's step column)
-        elif r is not None and r not in ("loss", "ppl") and r not in out:
+        elif r is not None and r not in ("loss", "ppl", "error") and r not in out:
             if r == "scale" and math.isnan(v):
                 continue    # (no loss scaler holds NaN: SMPL-Fitting's body ``scale: [nan]``)
             out[r] = v

@@ -131,7 +131,7 @@ def wrap_head(low: str) -> bool:
 #: a line that ends with a key and its colon, the value on the next line (a record wrapped by hand
 #: or by a narrow terminal: ``... step:  1  loss:`` / ``7.98820  grad_norm:  3.7762 ...``)
 _OPEN_KEY = re.compile(r"(?<![\w.])((?:[a-z_][\w./\-]* )?[a-z_][\w./\-]*)\s*[:=]\s*$")
-_WRAPPED_ROLES = ("loss", "ppl", "scale", "log2_scale", "grad_norm")
+_WRAPPED_ROLES = ("loss", "ppl", "error", "scale", "log2_scale", "grad_norm")
 _LEAD_NUM = re.compile(r"\s*[-+]?(?:" + NUM + ")(?![\\w.])")
 
 
