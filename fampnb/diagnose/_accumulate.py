@@ -38,6 +38,8 @@ class Accumulator:
         log, nan = self.log, self.nan
         if ev.kind == "note":
             log.notes.setdefault(ev.rule, ev)
+            if ev.rule == "metrics-unstepped":
+                log.unstepped += 1
             if ev.rule == "metrics":
                 log.metrics += 1
                 if len(log.metric_at) < 8:

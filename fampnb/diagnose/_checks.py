@@ -471,16 +471,26 @@ METRIC_RECORDS = 3
 
 def metrics_only(c: Case) -> Finding | None:
     """No loss record, but records of other values at their steps or epochs (accuracy, PSNR,
-    recall, rewards), every value finite, and nothing else in the log: no NaN, no scaler line,
-    no error.  What the log shows of the run is finite: healthy where it shows."""
+    recall, rewards), or measures of quality without a step (an evaluation's summary:
+    ``test_Accuracy = 0.6977``, a table of F1 scores), every value finite, and nothing else in
+    the log: no NaN, no scaler line, no error.  What the log shows of the run is finite: healthy
+    where it shows."""
     acc, log = c.acc, c.acc.log
-    if (log.metrics < METRIC_RECORDS or len(log.metric_at) < 2 or "metrics-nonfinite" in log.notes
-            or log.n or acc.nan.eval_nan or log.traceback is not None or log.fatal):
+    stepped = log.metrics >= METRIC_RECORDS and len(log.metric_at) >= 2
+    if (not (stepped or log.metrics + log.unstepped >= METRIC_RECORDS)
+            or "metrics-nonfinite" in log.notes or log.n or acc.nan.eval_nan
+            or log.traceback is not None or log.fatal):
         return None
-    c.evidence.append(log.notes["metrics"])
-    return Finding("healthy", f"no loss in the log, but {log.metrics} record(s) of other values "
-                   "at their steps or epochs, every one finite, and no NaN, overflow or error "
-                   "line")
+    if stepped:
+        c.evidence.append(log.notes["metrics"])
+        return Finding("healthy", f"no loss in the log, but {log.metrics} record(s) of other "
+                       "values at their steps or epochs, every one finite, and no NaN, overflow "
+                       "or error line")
+    c.evidence.append(log.notes.get("metrics-unstepped") or log.notes["metrics"])
+    return Finding("healthy", f"no loss and no training step in the log, but "
+                   f"{log.metrics + log.unstepped} finite measure(s) of the run (an "
+                   "evaluation's accuracy, F1, PSNR and the like), and no NaN, overflow or error "
+                   "line: healthy where it shows")
 
 
 def no_records(c: Case) -> Finding | None:

@@ -310,21 +310,31 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None,
         ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2, **named)  # type: ignore[operator]
 
 
+#: a value no measure of a run that goes well reaches (a count of samples or tokens stays far
+#: below it)
+ASTRONOMICAL = 1e15
+
+
 def _metrics(fields: dict[str, str], rec: dict[str, float], step: int | None,
              ev: object) -> None:
     """A record with no loss, loss scale or grad norm: a ``metrics`` note where it names a step
     or an epoch and its other values are numbers, every one finite (f2-nerf's ``Iter: 99700
-    PSNR: 22.95 ...``, KGAT's ``Epoch 0001 | Precision 0.0138 Recall 0.1298``); a
-    ``metrics-nonfinite`` note where one of them is not, step or none."""
+    PSNR: 22.95 ...``, KGAT's ``Epoch 0001 | Precision 0.0138 Recall 0.1298``), a
+    ``metrics-unstepped`` note where it names neither but a measure of quality
+    (``test_Accuracy = 0.6977``, an evaluation's summary); a ``metrics-nonfinite`` note where one
+    of them is not finite or is astronomical (``ASTRONOMICAL``: eesen's objective ``-8.6e+29``
+    beside its token accuracy), step or none."""
     others = [x for k, v in fields.items() if role(k) is None and (x := _num(v)) is not None]
     if not others:
         return
-    if not all(math.isfinite(x) for x in others):
+    if not all(math.isfinite(x) and abs(x) < ASTRONOMICAL for x in others):
         ev("note", "generic", "metrics-nonfinite")  # type: ignore[operator]
     elif "step" in rec and 0 <= rec["step"] < 1e15:
         ev("note", "generic", "metrics", step=int(rec["step"]), explicit=True)  # type: ignore[operator]
     elif step is not None or "epoch" in rec:
         ev("note", "generic", "metrics")  # type: ignore[operator]
+    elif any(_MEASURE.search(k) for k, v in fields.items() if role(k) is None):
+        ev("note", "generic", "metrics-unstepped")  # type: ignore[operator]
 
 
 #: the bare names of an evaluation's value beside a bare ``train`` (``bare_losses``)

@@ -265,6 +265,11 @@ REASONS: list[tuple[str, str]] = [
     ("no loss in the log, but {n} record(s) of other values at their steps or epochs, every one "
      "finite, and no NaN, overflow or error line",
      "日志里没有 loss，但有 {n} 条带步数或轮数的其他数值记录，全都是有限值，也没有 NaN、overflow 或报错行"),
+    ("no loss and no training step in the log, but {n} finite measure(s) of the run (an "
+     "evaluation's accuracy, F1, PSNR and the like), and no NaN, overflow or error line: healthy "
+     "where it shows",
+     "日志里没有 loss，也没有训练步数，但有 {n} 个有限的运行指标（评估的准确率、F1、PSNR 之类），也没有 NaN、"
+     "overflow 或报错行：就日志所示而言是健康的"),
     ("none", "无"),
     ("to decide, the log would need to show the loss per step (with its step), the loss scale or "
      "the framework's overflow lines, and the precision",
