@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -19,8 +20,15 @@ def _sample_dir() -> Traversable:
 def sample_logs() -> dict[str, Traversable]:
     """The shipped real excerpts: file name -> resource (``.read_text()``, or pass to ``parse``
     via ``read_sample``).  Works from an installed wheel (``importlib.resources``)."""
-    return {p.name: p for p in sorted(_sample_dir().iterdir(), key=lambda p: p.name)
-            if p.name.endswith(".log")}
+    return dict(_listing())
+
+
+@lru_cache(maxsize=1)
+def _listing() -> tuple[tuple[str, Traversable], ...]:
+    """The folder's ``.log`` files, by name, listed once (shipped data: it does not change while
+    a kernel runs; the log reader asks at each sample it shows)."""
+    return tuple((p.name, p) for p in sorted(_sample_dir().iterdir(), key=lambda p: p.name)
+                 if p.name.endswith(".log"))
 
 
 def read_sample(name: str) -> list[str]:
