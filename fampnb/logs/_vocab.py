@@ -70,8 +70,10 @@ for _names, _role in (*ZH_NAMES,
     for _n in _names:
         _EXACT[_n] = _role
 
-#: the words the names of a record's values contain (loss, scale, grad norm, epoch; lower case):
-#: the fast reader's "record-like line" test is built from them (``fampnb.logs._pick.LOSSY``)
+#: the words the names of a record's values contain (loss, scale, grad norm, epoch, a regression
+#: error, and the measures of quality an evaluation's summary names: ``metrics-unstepped`` in
+#: ``fampnb.logs._fields``; lower case): the fast reader's "record-like line" test is built from
+#: them (``fampnb.logs._pick.LOSSY``)
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
                 "mse", "mae", "squared_error", "absolute_error",     # (``error``: ``rmse`` too)
                 "acc", "f1", "auc", "psnr", "recall", "bleu", "iou", "dice", "ssim", "rouge",
