@@ -96,6 +96,7 @@ class LineState:
     #                                     ``GLOBAL_STEP: 246025``; not a bare ``N/M`` counter)
     nan_check: int | None = None        # the last traceback line that asserts there is no NaN
     header: tuple[str, list[str]] | None = None   # a CSV/TSV/table header row: (delimiter, names)
+    header_text: str = ""               # ... as written (lower case): an aligned one's columns
 
 
 def _f(text: str) -> float:

@@ -31,8 +31,8 @@ from fampnb.logs._num import NUM, nonfinite
 from fampnb.logs._read import utf16
 from fampnb.logs._vocab import role, summary
 
-__all__ = ["pairs", "header", "row", "json_field", "number", "array_value", "CONNECTIVES", "ARRAY",
-           "exact_zero", "structured_head", "lower", "table_part"]
+__all__ = ["pairs", "header", "row", "fixed_row", "json_field", "number", "array_value", "CONNECTIVES",
+           "ARRAY", "exact_zero", "structured_head", "lower", "table_part"]
 
 #: a key: a word (a Chinese one too: ``训练次数``) and what may follow it; a value is not a key
 _KEY = r"(?!(?:nan|inf|infinity)\b)[a-z_\u4e00-\u9fff][\w./\-]*#?"     # (``step#:``: dlib)
@@ -292,6 +292,34 @@ def row(low: str, delim: str, names: list[str]) -> dict[str, str] | None:
             return None
         out[n] = c
     return out if out else None
+
+
+def fixed_row(low: str, header_low: str, names: list[str]) -> dict[str, str] | None:
+    """``{name: cell}`` of an aligned row cut where the header's columns start, for a row with
+    empty cells (Chainer's ``LogReport``: ``0    0.691012         0.633465 ...`` under ``epoch
+    main/loss  validation/main/loss  main/accuracy ...``, before any validation ran), else None:
+    each cut falls between two tokens, a cell is empty between two that are not (a row that
+    only stops early is a cut line, not one with empty cells), every cell under a role is empty
+    or a number, and two cells at least hold numbers (``row`` reads the cells that are not
+    empty)."""
+    starts, at = [], 0
+    head = table_part(header_low)
+    offset = len(header_low) - len(head)
+    for n in names:
+        i = head.find(n, at)
+        if i < 0:
+            return None
+        starts.append(offset + i)
+        at = i + len(n)
+    if any(0 < i < len(low) and not (low[i - 1] == " " or low[i] == " ") for i in starts[1:]):
+        return None     # a cut inside a token: the row is not aligned with the header
+    bounds = starts[1:] + [max(len(low), starts[-1])]
+    cells = [low[a:b].strip() for a, b in zip([0] + starts[1:], bounds)]
+    filled = [k for k, c in enumerate(cells) if c]
+    if sum(number(c) is not None for c in cells) < 2 or len(filled) == filled[-1] + 1:
+        return None     # (no empty cell before the last filled one)
+    text = "  ".join(c if c else "-" for c in cells)   # (``-``: a cell with no value)
+    return row(text, "  ", names)
 
 
 # ---- pretty-printed JSON objects: one ``"key": value,`` line each ------------------------------

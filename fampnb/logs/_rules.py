@@ -77,6 +77,7 @@ from fampnb.logs._messages import (
     TF_NAN,
     TRACE_ERR,
 )
+from fampnb.logs._notation import fixed_row as _fixed_row
 from fampnb.logs._notation import header as _header
 from fampnb.logs._notation import json_field as _json_field
 from fampnb.logs._notation import lower as _lower
@@ -237,7 +238,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
             or "gpu_mem" in low or "mse" in low or "mae" in low or "_error" in low):
         head = _header(low)
         if head is not None:
-            st.header = head
+            st.header, st.header_text = head, low
             return flushed
     if may_wrap and _wrap_head(low):
         st.head = (text, line_no, line_no)   # read with the next line (``parse_segment``)
@@ -595,6 +596,8 @@ def _header_row(text: str, line_no: int, st: LineState) -> list[Event] | None:
     delim, names = st.header
     low = _lower(text)
     cells = _csv_row(low, delim, names)
+    if cells is None and delim in (" ", "  "):
+        cells = _fixed_row(low, st.header_text, names)   # (aligned, with empty cells)
     if cells is None:
         return None
     st.table = dict(cells)
