@@ -4,7 +4,8 @@ Notations read (searched in the lower-cased line; nothing is evaluated): JSON ob
 quoted numbers, ``NaN``/``Infinity``), Python dict reprs, ``[key] value`` (loguru trainers),
 ``key=value``, ``key = value``, ``key: value``, ``key value``, ``key | value`` (Trax), a key with a
 bracketed index (``train_batch_loss[ 6590 ]: nan``: the value is the key's; the index is not read as
-a step) or a parenthesised qualifier before ``:`` or ``=`` (litgpt's ``loss train (curr): 1.657``),
+a step) or a parenthesised or bracketed qualifier before ``:`` or ``=`` (litgpt's ``loss train
+(curr): 1.657``, ``loss [jax]: 0.0037``),
 with fields split by ``|`` ``,`` ``;`` `` - ``, ``...``, tabs or runs of spaces (progress-bar
 postfixes of tqdm and Keras are such fields), a value possibly wrapped as ``tensor(...)`` or
 followed by ``%`` (not by ``-`` or ``:`` and a digit: ``2021-10-28``, ``23:20`` are a date and a
@@ -46,7 +47,7 @@ TUPLE = r"\(\s*" + NUM + r"(?:\s*,\s*" + NUM + r")+\s*,?\s*\)"
 _PAIR = re.compile(
     r"(?:(?<![\w.])|(?<=\.\.\.))(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,3})(?P=q)(?:\[\s*\d+\s*\])?)"
-    r"(?:\s?\((?:[a-z_]+ ?){1,4}\)(?=\s*[:=]))?"
+    r"(?:\s?(?:\((?:[a-z_]+ ?){1,4}\)|\[(?:[a-z_]+ ?){1,4}\])(?=\s*[:=]))?"
     # (``>>``: SME's ``COST >> 0.5846``; a tqdm bar's ``  3%|`` after its description is no value)
     r"(?:\s*(?:[:=]|>>)\s*|\s+\|\s+|\s+)(?!\d{1,3}%\|)"
     r"(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)"
@@ -323,13 +324,16 @@ def fixed_row(low: str, header_low: str, names: list[str]) -> dict[str, str] | N
 
 
 # ---- pretty-printed JSON objects: one ``"key": value,`` line each ------------------------------
-_JSON_FIELD = re.compile(r'^\s*"([^"]{1,80})"\s*:\s*("?)(' + NUM + r'|null|true|false)\2\s*,?\s*$')
+_JSON_FIELD = re.compile(r"""^\s*(["'])([^"']{1,80})\1\s*:\s*(?:(?:device)?array\()?("?)("""
+                         + NUM + r"""|null|true|false)\3(?:,\s*dtype=[\w.]+\))?\s*,?\s*$""")
 
 
 def json_field(low: str) -> tuple[str, str] | None:
-    """``(key, value)`` of a line that is one scalar field of a pretty-printed JSON object."""
+    """``(key, value)`` of a line that is one scalar field of a pretty-printed JSON object, or of
+    a Python dict ``pprint`` wrote one field a line (``'loss': array(nan, dtype=float32),``: a
+    numpy or JAX scalar's repr holds its value)."""
     m = _JSON_FIELD.match(low)
-    return (m.group(1), m.group(3)) if m else None
+    return (m.group(2), m.group(4)) if m else None
 
 
 def structured_head(head: bytes) -> bool:

@@ -211,8 +211,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     row = _table_row(text) if "|" in text else None
     if row is None and text[:1] in " \t" and ":" in text:
         row = _field_row(text)     # one field on an indented line: a block of them is a record
-    if row is None and text.lstrip()[:1] == '"':
-        row = _json_field(text.lower())      # a field of a pretty-printed JSON object
+    if row is None and text.lstrip()[:1] in ('"', "'"):
+        row = _json_field(text.lower())      # a field of a pretty-printed JSON object (or dict)
     if row is None and st.header is not None:
         out = _header_row(text, line_no, st)
         if out is not None:
