@@ -19,6 +19,8 @@ PPRINT = ["{'dataset_example_index': 234,", " 'gradient_norm': array(nan, dtype=
 def test_a_pprinted_dict_of_numpy_scalars_is_one_record() -> None:
     assert json_field(" 'loss': array(nan, dtype=float32),") == ("loss", "nan")
     assert json_field("  \"loss\": 2.5,") == ("loss", "2.5")
+    assert json_field(" 'dataset_average_tps': array(3.82700721e-05),") == (
+        "dataset_average_tps", "3.82700721e-05")
     assert json_field(" 'name': 'resnet',") is None
     lines = ["{"] + [x.lstrip("{").rstrip("}") for x in PPRINT] + ["}", "step:1"]
     events = [e for e in logs.parse(lines) if e.kind != "note"]

@@ -325,7 +325,7 @@ def fixed_row(low: str, header_low: str, names: list[str]) -> dict[str, str] | N
 
 # ---- pretty-printed JSON objects: one ``"key": value,`` line each ------------------------------
 _JSON_FIELD = re.compile(r"""^\s*(["'])([^"']{1,80})\1\s*:\s*(?:(?:device)?array\()?("?)("""
-                         + NUM + r"""|null|true|false)\3(?:,\s*dtype=[\w.]+\))?\s*,?\s*$""")
+                         + NUM + r"""|null|true|false)\3(?:,\s*dtype=[\w.]+)?\)?\s*,?\s*$""")
 
 
 def json_field(low: str) -> tuple[str, str] | None:
