@@ -313,6 +313,27 @@ def test_a_large_frame_is_deflated_in_two_halves_that_decode_as_one_stream():
     assert img.mode == "RGBA" and np.array_equal(np.asarray(img), buf)
 
 
+def test_a_forked_child_deflates_with_a_worker_of_its_own():
+    """The worker thread that deflates a frame's first half does not survive a fork: a child
+    (the doctor's readers are forked) that encodes a frame makes its own, and does not wait
+    forever on the parent's."""
+    import os
+    import zlib
+
+    import numpy as np
+
+    data = np.random.default_rng(2).integers(0, 3, 2 * base.SPLIT_BYTES, dtype=np.uint8)
+    assert zlib.decompress(base._deflate(data, 1)) == data.tobytes()   # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports by its exit status
+        import signal
+
+        signal.alarm(30)  # a child waiting on a worker that is not there dies, not hangs
+        os._exit(0 if zlib.decompress(base._deflate(data, 1)) == data.tobytes() else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def test_a_new_frame_lays_out_without_measuring_the_key(monkeypatch):
     """``refresh(new_frame=True)`` (the log reader's next log) runs the layout pass without
     measuring the layout key, and shows the picture the keyed refresh shows for the same change;

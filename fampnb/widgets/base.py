@@ -179,6 +179,11 @@ SPLIT_BYTES = 256 * 1024
 _halves: Any = None  # the one worker thread that deflates a frame's first half
 
 
+def _forget_halves() -> None:
+    global _halves
+    _halves = None
+
+
 def _deflate(data: Any, level: int) -> bytes:
     """``zlib.compress(data, level)``'s stream, its two halves deflated at once: zlib releases
     the GIL, so on two cores a frame's encoding, the largest cost of a change after its draw,
@@ -193,9 +198,12 @@ def _deflate(data: Any, level: int) -> bytes:
         return zlib.compress(view, level)
     global _halves
     if _halves is None:
+        import os
         from concurrent.futures import ThreadPoolExecutor
 
         _halves = ThreadPoolExecutor(1, thread_name_prefix="fampnb-png")
+        # a forked child has no worker thread: it makes its own pool when it needs one
+        os.register_at_fork(after_in_child=_forget_halves)
 
     def raw(part: memoryview, last: bool) -> bytes:
         co = zlib.compressobj(level, zlib.DEFLATED, -15)  # raw deflate: no header, no checksum
