@@ -46,7 +46,7 @@ class LogTracker:
         self.finished: Event | None = None    # the last line saying that training finished
         self.lr_never: Event | None = None    # HF records whose learning rate never left 0.0
         self.metrics = 0                  # records of other values only, at a step, all finite
-        self.unstepped = 0
+        self.unstepped = 0                # measures of quality with no step (an evaluation's summary)
         self.metric_at: set[tuple[int, float | None]] = set()   # (step, epoch) of some of them
 
     def count(self, ev: Event) -> None:

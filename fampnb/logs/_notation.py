@@ -30,7 +30,7 @@ import re
 
 from fampnb.logs._num import NUM, nonfinite
 from fampnb.logs._read import utf16
-from fampnb.logs._vocab import role, summary
+from fampnb.logs._vocab import VALUE_ROLES, role, summary
 
 __all__ = ["pairs", "header", "row", "fixed_row", "json_field", "number", "array_value", "CONNECTIVES",
            "ARRAY", "exact_zero", "structured_head", "lower", "table_part"]
@@ -256,7 +256,7 @@ def header(low: str) -> tuple[str, list[str]] | None:
             continue
         cells = _yolo([_PAREN_NAME.sub(r"\1_\2", c) for c in cells])
         roles = [role(c) for c in cells]
-        if any(r in ("loss", "scale", "log2_scale", "grad_norm", "ppl", "error") for r in roles) and \
+        if any(r in VALUE_ROLES for r in roles) and \
                 sum(r is not None for r in roles) >= 2:
             return delim, cells
     return None

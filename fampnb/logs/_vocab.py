@@ -26,10 +26,13 @@ import math
 import re
 from functools import lru_cache
 
-__all__ = ["ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "whole_loss",
+__all__ = ["ROLES", "VALUE_ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "whole_loss",
            "LOG2_SCALE_KEYS", "pick_loss", "loss_key", "record"]
 
 ROLES = ("loss", "ppl", "error", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
+#: the roles whose value makes a record of a line (a loss or its stand-ins, a loss scale, a grad
+#: norm): a table header names one, a key left open at a line's end is one
+VALUE_ROLES = ("loss", "ppl", "error", "scale", "log2_scale", "grad_norm")
 
 #: the negative log-likelihood spelled out (a CRF tagger's ``Negative loglikelihood: 9806.49``)
 NLL = ("negative loglikelihood", "negative log likelihood", "negative log-likelihood",

@@ -30,7 +30,7 @@ import re
 from functools import cache
 
 from fampnb.logs._num import NUM
-from fampnb.logs._vocab import role
+from fampnb.logs._vocab import VALUE_ROLES, role
 
 __all__ = ["wrap_head", "join", "open_array", "open_key", "WORDINGS", "MAX_JOINED"]
 
@@ -131,7 +131,6 @@ def wrap_head(low: str) -> bool:
 #: a line that ends with a key and its colon, the value on the next line (a record wrapped by hand
 #: or by a narrow terminal: ``... step:  1  loss:`` / ``7.98820  grad_norm:  3.7762 ...``)
 _OPEN_KEY = re.compile(r"(?<![\w.])((?:[a-z_][\w./\-]* )?[a-z_][\w./\-]*)\s*[:=]\s*$")
-_WRAPPED_ROLES = ("loss", "ppl", "error", "scale", "log2_scale", "grad_norm")
 _LEAD_NUM = re.compile(r"\s*[-+]?(?:" + NUM + ")(?![\\w.])")
 
 
@@ -144,7 +143,7 @@ def open_key(low: str) -> bool:
     if m is None:
         return False
     words = m.group(1).split(" ")
-    return any(role(k) in _WRAPPED_ROLES for k in (" ".join(words), words[-1]))
+    return any(role(k) in VALUE_ROLES for k in (" ".join(words), words[-1]))
 
 
 #: numpy's wrapped arrays: the open ``[`` of numbers to the line's end, the key before it, a
