@@ -137,6 +137,12 @@ def _key(axis: Any) -> tuple[float, ...]:
 
 
 def _remember_ticks(fig: MemoFigure, axis: Any) -> None:
+    """Ticks are kept under ``_key``; an axes moved with the same limits keeps its ticks when
+    ``Axis.get_tick_space`` (what the locators read of its position: how many labels fit along
+    it) is unchanged.  The layout's passes move an axes by float noise (a height of
+    229.05488888888883, then ...888), and a new log's layout first measures the axes where the
+    last log's left them: without this, each such move worked the ticks out once more.  Label
+    boxes are window extents: kept under the full key."""
     update, boxes = axis._update_ticks, axis._get_ticklabel_bboxes
 
     def update_ticks() -> list[Any]:
@@ -144,21 +150,25 @@ def _remember_ticks(fig: MemoFigure, axis: Any) -> None:
         if memo is None:
             return update()  # type: ignore[no-any-return]
         key, hit = _key(axis), memo.get((id(axis), "ticks"))
-        if hit is not None and hit[0] == key:
-            return hit[1]  # type: ignore[no-any-return]
+        if hit is not None:
+            if hit[0] == key:
+                return hit[2]  # type: ignore[no-any-return]
+            if hit[0][:2] == key[:2] and hit[1] == axis.get_tick_space():
+                memo[id(axis), "ticks"] = (key, hit[1], hit[2])
+                return hit[2]  # type: ignore[no-any-return]
         ticks = update()
-        memo[id(axis), "ticks"] = (key, ticks)
-        memo.pop((id(axis), "boxes"), None)
+        memo[id(axis), "ticks"] = (key, axis.get_tick_space(), ticks)
         return ticks  # type: ignore[no-any-return]
 
     def ticklabel_bboxes(ticks: list[Any], renderer: Any = None) -> Any:
         memo = fig._memo
         hit = None if memo is None else memo.get((id(axis), "ticks"))
-        if memo is None or hit is None or hit[1] is not ticks or hit[0] != _key(axis):
+        if memo is None or hit is None or hit[2] is not ticks or hit[0] != _key(axis):
             return boxes(ticks, renderer)  # not the ticks remembered for this position
-        if (id(axis), "boxes") not in memo:
-            memo[id(axis), "boxes"] = boxes(ticks, renderer)
-        return memo[id(axis), "boxes"]
+        got = memo.get((id(axis), "boxes"))
+        if got is None or got[0] != hit[0] or got[1] is not ticks:
+            got = memo[id(axis), "boxes"] = (hit[0], ticks, boxes(ticks, renderer))
+        return got[2]
 
     axis._update_ticks = update_ticks
     axis._get_ticklabel_bboxes = ticklabel_bboxes
