@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 
-from fampnb.diagnose._limits import CALIBRATION_FLOOR, EARLY_EPOCH, EARLY_STEPS, FLOOR, NEAR_RECORDS, Thin
+from fampnb.diagnose._limits import (CALIBRATION_FLOOR, EARLY_EPOCH, EARLY_STEPS, FLOOR, NEAR_RECORDS,
+                                    Thin, floored)
 from fampnb.diagnose._scale import Run, ScaleTracker
 from fampnb.diagnose._trackers import GradTracker, LogTracker, NanTracker, PrecisionTracker, SkipTracker
 from fampnb.logs import Event
@@ -72,6 +73,8 @@ class Accumulator:
             self.scale.observe(ev, *self._ref())
         if kind in ("loss", "nan"):
             bad = kind == "nan" or (ev.loss is not None and not math.isfinite(ev.loss))
+            if not bad and floored(ev.loss):      # (Caffe's 87.3365: a probability of 0)
+                bad, nan.floored = True, nan.floored or ev
             index = nan.rec_index
             first = nan.record(ev, bad, log)
             if self.scale.run is not None:

@@ -61,7 +61,8 @@ class Case:
         fw = votes.most_common(1)[0][0] if votes else ("generic" if acc.log.n else "unknown")
         case = cls(acc, precision, fw)
         # lasting NaN: the last loss record is non-finite, or the weights were destroyed
-        if acc.nan.first_nan is not None and acc.nan.last_record_nan:
+        if acc.nan.first_nan is not None and (acc.nan.last_record_nan
+                                              or acc.nan.frozen_after_nan):
             case.lasting = acc.nan.first_nan
         elif acc.grad.applied is not None:
             case.lasting = acc.grad.first_bad_grad or acc.grad.applied

@@ -45,6 +45,13 @@ def _caveats(c: Case, verdict: str) -> None:
                                                      read=c.apart[0]))
     if "out-of-memory" in acc.log.notes:
         caveats.append(CAVEATS["out-of-memory"].format(line=acc.log.notes["out-of-memory"].line_no))
+    if acc.nan.frozen_after_nan and not acc.nan.last_record_nan and verdict != "healthy":
+        caveats.append(CAVEATS["frozen-after-nan"].format(value=f"{acc.nan.frozen_at:g}",
+                                                          n=acc.nan.frozen))
+        c.evidence.append(acc.nan.last_loss_ev)
+    if acc.nan.floored is not None and verdict != "healthy":
+        caveats.append(CAVEATS["softmax-floor"])
+        c.evidence.append(acc.nan.floored)
     if "truncated" in acc.log.notes:
         caveats.append(CAVEATS["truncated"])
 

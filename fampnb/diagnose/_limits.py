@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 
 from fampnb.logs import Event
+from fampnb.logs._num import SOFTMAX_FLOOR
 
 __all__ = ["EARLY_STEPS", "EARLY_EPOCH", "EXPLODE", "EXPLODE_AT", "CLIMB_RECORDS", "ASTRONOMICAL",
-           "PPL_BEYOND", "NEAR_RECORDS",
+           "PPL_BEYOND", "NEAR_RECORDS", "SOFTMAX_FLOOR", "FROZEN", "floored",
            "CALIBRATION_FLOOR", "FLOOR", "SMALL_SCALE", "CAP", "TARGET_ONLY", "SAID_AT_MINIMUM",
            "ENDING_RULES", "Thin", "early", "pow2"]
 
@@ -22,6 +23,8 @@ CLIMB_RECORDS = 12         # ... or EXPLODE times where it started, rising on ev
 ASTRONOMICAL = 1e20        # a finite loss this large is a diverged run, whatever the window shows
 PPL_BEYOND = 1e7           # ... as is a perplexity above any vocabulary's size (a model that does
 #                            worse than guessing uniformly: MXNet's char-rnn at its 1e10 floor)
+FROZEN = 5                 # records after a NaN that print one loss, to all its digits: the
+#                            weights no longer change (a loss frozen there is no recovery)
 NEAR_RECORDS = 3           # finite loss records allowed between backoffs and a NaN they explain
 CALIBRATION_FLOOR = 256.0  # the article's line: below it and still falling is a failure
 FLOOR = 1.0                # DeepSpeed/Megatron minimum; below it the gradients are non-finite
@@ -39,6 +42,12 @@ SAID_AT_MINIMUM = frozenset({"marian-at-minimum"})
 #: NaN messages that end a run (no step of their own): see ``early``
 ENDING_RULES = frozenset({"tf-nan-loss", "tf-check-numerics", "anomaly", "nan-assert",
                           "nan-kernel-assert", "nan-detected", "nan-distribution"})
+
+
+def floored(loss: float | None) -> bool:
+    """Is ``loss`` ``SOFTMAX_FLOOR`` as a log prints it (to four decimals or more: ``87.3365``,
+    a test net's average ``87.3366``)?  Such a loss stands for a non-finite one."""
+    return loss is not None and abs(loss - SOFTMAX_FLOOR) < 6e-5
 
 
 def pow2(x: float) -> bool:

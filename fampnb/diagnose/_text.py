@@ -114,6 +114,15 @@ CAVEATS: dict[str, str] = {
         "The process ran out of memory (line {line}): a run that stops there stopped for memory, "
         "not for a NaN; lower the batch size or use gradient checkpointing, and read the verdict "
         "from the records before it."),
+    "frozen-after-nan": (
+        "After the NaN the loss reads {value} on every one of the {n} records that follow, to all "
+        "its digits: the weights no longer change (a NaN reached them, or every step is skipped), "
+        "so the NaN is read as lasting, not as a recovery."),
+    "softmax-floor": (
+        "A loss of 87.3365 is -ln(FLT_MIN): Caffe's softmax loss clamps the true class's "
+        "probability at float32's smallest normal number, so it prints this value once the "
+        "probability is 0, when the network's outputs have gone to inf or NaN. It is read as a "
+        "NaN loss."),
     "misuse": (
         "An API misuse error is in the log (e.g. fp16 parameters with GradScaler, unscale_/step "
         "called twice, clipping with a fused optimizer): fix the call order first (unscale_ before "

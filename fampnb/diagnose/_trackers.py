@@ -18,7 +18,9 @@ from fampnb.diagnose._limits import (
     EXPLODE_AT,
     FLOOR,
     Thin,
+    FROZEN,
     early,
+    floored,
 )
 from fampnb.logs import Event
 
@@ -134,14 +136,19 @@ class NanTracker:
         #                                   and evaluation records of their own (``eval-loss``)
         self.eval_finite = 0              # evaluation records with a finite loss
         self.loss_s, self.nmarks = Thin(), Thin(1024)
+        self.floored: Event | None = None   # the first loss read as SOFTMAX_FLOOR (non-finite)
+        self.frozen = 0                   # finite records since the last NaN, all one value
+        self.frozen_at: float | None = None  # ... that value (None: they differ, or none yet)
 
     def evaluation(self, ev: Event) -> None:
         """An evaluation's record of its own (``rule="eval-loss"``): not a training record, but
         a finite one shows the model was finite then (a NaN after it is not at the start)."""
-        if ev.loss is not None and math.isfinite(ev.loss):
+        if ev.loss is not None and math.isfinite(ev.loss) and not floored(ev.loss):
             self.eval_finite += 1
             self.rec_index += 1
         else:
+            if floored(ev.loss):
+                self.floored = self.floored or ev
             self.eval_nan += 1
             self.eval_nan_first = self.eval_nan_first or ev
 
@@ -172,7 +179,9 @@ class NanTracker:
                 self.first_nan_explicit_early = early(ev, log.max_total, self.rec_index,
                                                       log.steps_seen, log.start_seen)
             self.last_record_nan = True
+            self.frozen, self.frozen_at = 0, None
         elif ev.loss is not None:
+            self._freeze(ev.loss)
             self._explosion(ev, log)
             self.finite += 1
             if self.first_nan is not None:
@@ -194,6 +203,24 @@ class NanTracker:
             self.rec_index += 1
         self.rec_step = ev.step if ev.explicit else None
         return first
+
+    def _freeze(self, loss: float) -> None:
+        """Count the finite records after a NaN while they all print one value (with at least
+        three significant digits: a loss written ``0.00`` is not frozen, only rounded)."""
+        if self.first_nan is None:
+            return
+        if self.frozen == 0 and _digits(loss) >= 3:
+            self.frozen, self.frozen_at = 1, loss
+        elif self.frozen and loss == self.frozen_at:
+            self.frozen += 1
+        else:
+            self.frozen, self.frozen_at = -1, None   # (-1: they differ; no later record counts)
+
+    @property
+    def frozen_after_nan(self) -> bool:
+        """The records after the last NaN all print one loss (``FROZEN`` or more of them): the
+        weights no longer change, the NaN has not passed."""
+        return self.frozen >= FROZEN
 
     def _explosion(self, ev: Event, log: LogTracker) -> None:
         """A finite training loss EXPLODE times the largest before it, or EXPLODE times where a
@@ -373,3 +400,9 @@ class PrecisionTracker:
         if not (given or self.stated) and scaler_skip is not None:
             self.stated, self.ev = "fp16", scaler_skip
         return given or self.stated
+
+
+def _digits(x: float) -> int:
+    """Significant digits of ``x`` as Python writes it (``4.4755``: 5; ``2.0``: 1)."""
+    mantissa = repr(abs(x)).split("e")[0].replace(".", "")
+    return len(mantissa.lstrip("0").rstrip("0"))

@@ -4,7 +4,9 @@ A module of its own that imports nothing: the doctor forks its reader processes 
 (``_logpick``, ``_logwrap``) is loaded, before the record types and their ``dataclasses``.
 """
 
-__all__ = ["NUM", "FIELD_KEY", "nonfinite"]
+import math
+
+__all__ = ["NUM", "FIELD_KEY", "SOFTMAX_FLOOR", "nonfinite"]
 
 #: a number as logs print it: ints, floats, scientific, and the non-finite spellings ``nan``,
 #: ``-nan``, ``nan.0`` (Lightning bars), ``inf``, ``-inf``, ``infinity``, ``nanxxx``/``infxxx``
@@ -19,6 +21,12 @@ NUM = (r"[-+]?(?:nan(?:x+|[.\d]+)?|inf(?:inity)?(?:x+|[.\d]+)?|1\.#(?:qnan|snan|
 #: the name of a field that stands alone on an indented line (``fampnb.logs._fields.field_row``;
 #: the fast reader picks whole blocks of such lines): up to four words (searched lower-cased)
 FIELD_KEY = r"[a-z_][\w./\-]*(?: [a-z_][\w./\-]*){0,3}"
+
+
+#: -ln(FLT_MIN): Caffe's softmax loss clamps the true class's probability at float32's smallest
+#: normal, 2^-126, so a probability of 0 (outputs gone to inf or NaN) prints a loss of 87.3365
+#: (the doctor reads it as a non-finite loss; the fast reader picks the lines that print it)
+SOFTMAX_FLOOR = 126 * math.log(2.0)
 
 
 def nonfinite(text: str) -> float:

@@ -34,7 +34,7 @@ import re
 from itertools import compress, count
 
 from fampnb.logs import _ansi
-from fampnb.logs._num import FIELD_KEY
+from fampnb.logs._num import FIELD_KEY, SOFTMAX_FLOOR
 from fampnb.logs._triggers import MESSAGE_WORDS
 from fampnb.logs._vocab import RECORD_WORDS
 from fampnb.logs._wrap import wrap_head
@@ -65,6 +65,10 @@ SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad[ _]scale|cur_scale|(?<![a-z_])sc
 FIELD = re.compile(rb"(?i)^[ \t]+(?:\|\s*>\s*)?" + FIELD_KEY.encode()
                    + rb"\s*:\s+[-+]?(?:nan|inf|[0.])\S*(?:\s+\([^()]*\))?\s*$")
 MAX_FIELDS = 128      # lines of such a block picked each way from a picked one
+#: Caffe's softmax loss at its floor (87.3365, 87.3366, 87.33654: ``SOFTMAX_FLOOR`` to four
+#: decimals or more), looked for in the blocks that have a template of its digits' shape
+FLOOR_VALUE = re.compile(re.escape(f"{SOFTMAX_FLOOR:.6f}"[:-3].encode()) + rb"[4-6]")
+FLOOR_SHAPE = b"00.0000"
 MEG_SCALE = b"| loss scale:"
 MEG_WITH_LOSS = re.compile(rb"loss: [^|\n]*\|\s*loss scale:")
 MEG_COUNTER = re.compile(rb"iterations:\s*0*[1-9]")
@@ -87,6 +91,7 @@ class Picker:
         self.heads: set[bytes] = set()   # templates that end inside a wording (wrapped records)
         self.coloured: set[bytes] = set()   # templates with terminal colour codes in them
         self.fields: set[bytes] = set()     # templates of one field on an indented line
+        self.floors: set[bytes] = set()     # templates with a number shaped as the softmax floor
         self.pick_first = False      # the previous block ended with a wrapped record's head
         self.owed = (0, 0)           # loss records still to pick after a rare line near the end
                                      # of the previous block, and lines left in its window
@@ -99,6 +104,7 @@ class Picker:
             self.heads.clear()
             self.coloured.clear()
             self.fields.clear()
+            self.floors.clear()
         for t in templates.difference(cls):
             plain = t
             if _ansi.coloured(t):         # classified as the readers will read it: uncoloured
@@ -112,6 +118,8 @@ class Picker:
                 self.fields.add(t)
             if b"skipped=" in t:
                 self.counters.add(t)
+            if FLOOR_SHAPE in t:
+                self.floors.add(t)
             if MEG_SCALE in t:
                 self.megatron = True
 
@@ -166,6 +174,8 @@ class Picker:
                 if lines[i] in ctx:
                     pick.add(i + 1)
                 self._records_from(lines, i + 1, AFTER, 256, pick)
+        if templates & self.floors:
+            self._floored(buf, end, pick)
         for t in templates & self.counters:  # DeepSpeed ``skipped=``: first and last
             pick.add(lines.index(t))
             pick.add(_last_index(lines, t))
@@ -277,6 +287,18 @@ class Picker:
                     pick.add(i)
                     prev = m.group(1)
         self.last_scale = prev
+
+    @staticmethod
+    def _floored(buf: bytes, end: int, pick: set[int]) -> None:
+        """The lines that print Caffe's softmax floor (a loss the doctor reads as non-finite): the
+        first and last ``RARE_CAP`` of the block, as for a rare template."""
+        hits, line, at = [], 0, 0
+        for m in FLOOR_VALUE.finditer(buf, 0, end):
+            line += buf.count(b"\n", at, m.start())
+            at = m.start()
+            if not hits or hits[-1] != line:
+                hits.append(line)
+        pick.update(hits if len(hits) <= 2 * RARE_CAP else hits[:RARE_CAP] + hits[-RARE_CAP:])
 
     @staticmethod
     def _megatron(buf: bytes, end: int, offs: list[int], pick: set[int]) -> None:

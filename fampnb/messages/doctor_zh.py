@@ -80,6 +80,13 @@ CAVEATS: dict[str, str] = {
     "no-scaler-silent": (
         "日志里看不到缩放器。如果训练用的是 fp16 加一个不打印日志的缩放器（GradScaler、Accelerate、"
         "Lightning、Keras），这个 NaN 可能是隐藏的上溢：把尺度记录下来。"),
+    "frozen-after-nan": (
+        "NaN 之后的 {n} 条记录里 loss 每一条都是 {value}，所有数位都一样：权重已经不再变化（NaN 进了权重，"
+        "或者每一步都被跳过），所以这个 NaN 按持续的 NaN 来读，而不是恢复。"),
+    "softmax-floor": (
+        "87.3365 的 loss 就是 -ln(FLT_MIN)：Caffe 的 softmax loss 把正确类别的概率截在 float32 "
+        "最小的正规数上，所以当这个概率变成 0（网络输出已经成了 inf 或 NaN）时就打印这个值。"
+        "它按 NaN 的 loss 来读。"),
     "multi-rank": (
         "同一次回退出现在好几个 rank 或缩放器的日志里：每行只计一次，但连续回退的深度按不同的尺度值计算。"),
     "applied-nonfinite": (
