@@ -521,6 +521,7 @@ CHAIN_CASES = {
     "error-ends-log": ("heldout7/fairseq-fp32_fairseq_2089.log", "unknown"),
     "unheld-backoff": ("heldout/fairseq_NeuralSpeech_45.log", "unknown"),
     "bad-grad-jump-at-end": ("heldout3/ms-swift_ms-swift_2436.log", "unknown"),
+    "bad-grad-only": (["{'loss': 2.3101, 'grad_norm': nan, 'epoch': 0.03}"], "unknown"),
     "lr-never-stepped": ([f"{{'loss': {x}, 'learning_rate': 0.0, 'epoch': {e}}}"
                           for x, e in (("2.5", 0.01), ("2.4", 0.02), ("2.45", 0.03))], "data"),
     "loss-became-zero": ([f"step {k} loss={x}" for k, x in enumerate(["1.5", "0", "0", "0"])],

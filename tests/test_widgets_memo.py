@@ -193,3 +193,34 @@ def test_memo_keeps_a_legend_that_sets_its_width_while_it_draws(monkeypatch):
         each.ax.set_ylim(0, 5)
         each.refresh()
     assert live.view.value == plain.view.value
+
+
+def test_memo_keeps_ticks_where_a_move_leaves_the_tick_space(monkeypatch):
+    """Within one span, an axes moved with the same limits keeps its ticks while as many labels fit
+    along each axis (``Axis.get_tick_space``: what the locators read of its position), and works
+    them out again when fewer fit; its label boxes always follow the move."""
+    from matplotlib.axis import Axis
+
+    from fampnb.widgets.base import LiveFigure
+
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    ticks = _counting(monkeypatch, Axis, "_update_ticks")
+    live = LiveFigure(figsize=(5, 4))
+    live.ax.plot([0, 1, 2], [3, 1, 2])
+    live.fig.canvas.draw()
+    renderer = live.fig.canvas.get_renderer()
+    ax, axis = live.ax, live.ax.xaxis
+    with live.fig.remembering():
+        ticks.clear()
+        first = axis._update_ticks()
+        boxes = axis._get_ticklabel_bboxes(first, renderer)
+        x0, y0, w, h = ax.get_position().bounds
+        ax.set_position([x0 + 1e-13, y0, w, h])        # float noise, as the layout's passes move it
+        assert axis._update_ticks() is first
+        ax.set_position([x0 + 0.05, y0, w, h])          # moved right, as wide: same ticks
+        assert axis._update_ticks() is first and ticks == [axis]
+        moved = axis._get_ticklabel_bboxes(first, renderer)
+        assert moved[0][0].x0 > boxes[0][0].x0          # the label boxes moved with it
+        ax.set_position([x0, y0, w / 4, h])             # fewer labels fit: worked out again
+        axis._update_ticks()
+        assert ticks == [axis, axis]

@@ -14,8 +14,15 @@ from __future__ import annotations
 
 import math
 
-from fampnb.diagnose._limits import (CALIBRATION_FLOOR, EARLY_EPOCH, EARLY_STEPS, FLOOR, NEAR_RECORDS,
-                                    Thin, floored)
+from fampnb.diagnose._limits import (
+    CALIBRATION_FLOOR,
+    EARLY_EPOCH,
+    EARLY_STEPS,
+    FLOOR,
+    NEAR_RECORDS,
+    Thin,
+    floored,
+)
 from fampnb.diagnose._scale import Run, ScaleTracker
 from fampnb.diagnose._trackers import GradTracker, LogTracker, NanTracker, PrecisionTracker, SkipTracker
 from fampnb.logs import Event

@@ -311,6 +311,21 @@ def bad_grad_jump_at_end(c: Case) -> Finding | None:
                    "scaler to skip it); nothing after it shows which")
 
 
+def bad_grad_only(c: Case) -> Finding | None:
+    """Every loss record of the excerpt has a non-finite grad norm (and a finite loss): an fp16
+    scaler skipping its first steps and a NaN gradient applied in bf16 or fp32 print the same
+    record, and no record with a finite grad norm shows training going on."""
+    acc = c.acc
+    k = acc.grad.trailing_gn_bad
+    if not k or k != acc.nan.finite or acc.nan.first_nan is not None or c.precision == "fp16":
+        return None
+    c.evidence += [acc.grad.first_bad_grad, acc.nan.last_loss_ev]
+    return Finding("unknown", f"every loss record ({k}) has a non-finite grad norm: a step that "
+                   "an fp16 scaler skipped (at start-up it is calibrating) or a NaN gradient that "
+                   "bf16 or fp32 applies; no record with a finite grad norm shows training go on, "
+                   "and the log states no precision")
+
+
 def _where(ev: Event, c: Case) -> str:
     """``step N (line L)`` where the log counts steps, else ``line L``."""
     return (f"step {ev.step} (line {ev.line_no})" if ev.explicit or c.acc.log.steps_seen
@@ -563,6 +578,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("error-ends-log", error_ends_log),
     ("unheld-backoff", unheld_backoff),
     ("bad-grad-jump-at-end", bad_grad_jump_at_end),
+    ("bad-grad-only", bad_grad_only),
     ("lr-never-stepped", lr_never_stepped),
     ("loss-became-zero", loss_became_zero),
     ("loss-explodes", loss_explodes),

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import math
 
-from fampnb.logs import Event
-from fampnb.logs._num import SOFTMAX_FLOOR
+from fampnb.logs import SOFTMAX_FLOOR, Event
 
 __all__ = ["EARLY_STEPS", "EARLY_EPOCH", "EXPLODE", "EXPLODE_AT", "CLIMB_RECORDS", "ASTRONOMICAL",
            "PPL_BEYOND", "NEAR_RECORDS", "SOFTMAX_FLOOR", "FROZEN", "floored",

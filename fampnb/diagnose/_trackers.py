@@ -14,11 +14,12 @@ from fampnb.diagnose._limits import (
     CLIMB_RECORDS,
     EARLY_EPOCH,
     EARLY_STEPS,
+    ENDING_RULES,
     EXPLODE,
     EXPLODE_AT,
     FLOOR,
-    Thin,
     FROZEN,
+    Thin,
     early,
     floored,
 )
@@ -113,6 +114,7 @@ class NanTracker:
         self.first_nan: Event | None = None
         self.first_nan_rec = 0
         self.first_nan_explicit_early = False
+        self.unanchored = False           # the first NaN named no step, and none was named before
         self.nans = 0
         self.finite_after_nan = 0
         self.last_record_nan = False
@@ -155,6 +157,14 @@ class NanTracker:
     def record(self, ev: Event, bad: bool, log: LogTracker) -> bool:
         """A loss record (``bad``: non-finite); True when it is the first NaN."""
         first = False
+        if self.unanchored and ev.explicit:
+            # the first NaN came before the log named any step (a window that starts inside a
+            # record: Caffe's ``Train net output`` line before ``Iteration 870, loss = nan``):
+            # it is at the start only if the steps that follow it begin there
+            self.unanchored = False
+            if self.rec_index - self.first_nan_rec <= 2:
+                self.first_nan_explicit_early = self.first_nan_explicit_early and early(
+                    ev, log.max_total, self.first_nan_rec, True, log.start_seen)
         if ev.rule == "loss-eval-nan":
             self.eval_nan += 1
             self.eval_nan_first = self.eval_nan_first or ev
@@ -178,6 +188,8 @@ class NanTracker:
                 self.first_nan, self.first_nan_rec = ev, self.rec_index
                 self.first_nan_explicit_early = early(ev, log.max_total, self.rec_index,
                                                       log.steps_seen, log.start_seen)
+                self.unanchored = not (ev.explicit or log.steps_seen or ev.epoch is not None
+                                       or ev.rule in ENDING_RULES)
             self.last_record_nan = True
             self.frozen, self.frozen_at = 0, None
         elif ev.loss is not None:

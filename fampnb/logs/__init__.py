@@ -26,6 +26,7 @@ import os
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
+from fampnb.logs._num import SOFTMAX_FLOOR
 from fampnb.logs._read import Source, open_binary, segments
 from fampnb.logs._tensorboard import MissingExtra, is_event_file
 
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
     from fampnb.logs._samples import expected_verdicts, read_sample, sample_logs
 
 __all__ = ["Event", "KINDS", "parse", "scan", "segments", "sample_logs", "read_sample",
-           "expected_verdicts", "jsonable", "open_binary", "Source", "MissingExtra"]
+           "expected_verdicts", "jsonable", "open_binary", "Source", "MissingExtra",
+           "SOFTMAX_FLOOR"]
 
 #: names loaded on first use (the doctor's workers start before the rules are imported)
 _LAZY = {"Event": "_event", "KINDS": "_event", "jsonable": "_event", "sample_logs": "_samples",

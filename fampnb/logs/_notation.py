@@ -237,15 +237,21 @@ def header(low: str) -> tuple[str, list[str]] | None:
     """``(delimiter, names)`` when the lower-cased line is a header row: two or more names (no
     numbers), split by one delimiter (tab, comma, semicolon, ``|``, or runs of spaces), at least
     one of them a loss, loss scale or grad norm and another a step, epoch or a second metric.
-    YOLO's bare loss columns are named as the losses they are (``_YOLO_LOSSES``)."""
+    YOLO's bare loss columns are named as the losses they are (``_YOLO_LOSSES``).  A header
+    behind a ``#`` (a comment: numpy's ``savetxt``, gnuplot data, Caffe's ``parse_log.sh``:
+    ``#Iters Seconds TrainingLoss LearningRate``) may part its names by single spaces (an aligned
+    one keeps its ``#`` as a column: spaCy's step, DeePMD's ``lcurve.out``)."""
     s = table_part(low).strip()
+    commented = s[:1] == "#" and s[1:2] not in ("#", "!") and "  " not in s
+    if commented:
+        s = s[1:].strip()
     if len(s) > 2000 or not s or _NOT_HEADER.search(s):
         return None
     for delim in _DELIMS + ("  ", " "):
         spaces = delim in ("  ", " ")
         if not spaces and delim not in s:
             continue
-        if spaces and ("  " not in s or s.count(" ") > 200):
+        if spaces and ("  " not in s and not (commented and delim == " ") or s.count(" ") > 200):
             continue            # (aligned columns: runs of spaces between the names)
         if delim == "  " and (" " not in _WIDE.sub("", s) or any(
                 sum(role(w) is not None for w in c.split(" ")) > 1 for c in _WIDE.split(s))):

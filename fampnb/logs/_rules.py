@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
+from fampnb.logs._fields import eval_record as _eval_record
 from fampnb.logs._fields import eval_rule as _eval_rule
 from fampnb.logs._fields import evaluation as _evaluation
 from fampnb.logs._fields import field_row as _field_row
@@ -45,6 +46,7 @@ from fampnb.logs._messages import (
     DS_REDUCE,
     DYN_DOWN,
     DYN_UP,
+    EVAL_BEFORE,
     FAIRSEQ,
     FINISHED,
     FS_OVF_ERR,
@@ -439,8 +441,11 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ev("skip", "torch", "sched-warning", count=1)
     if _has(low, MISUSE_WORDS) and MISUSE.search(low):
         ev("fatal", "torch", "misuse")
-    if _has(low, ANOMALY_WORDS) and ANOMALY.search(low):
-        ev("nan", "torch", "anomaly", loss=math.nan)
+    if _has(low, ANOMALY_WORDS) and (m := ANOMALY.search(low)):
+        if low.startswith("loss", m.start()) and EVAL_BEFORE.search(low, 0, m.start()):
+            _eval_record(ev, math.nan)      # ``Current val loss is nan``: the evaluation's NaN
+        else:
+            ev("nan", "torch", "anomaly", loss=math.nan)
     for rx, prec in PREC if _has(low, PREC_WORDS) else ():
         if rx.search(low):
             ev("scale", "generic", "precision", precision=prec)
