@@ -276,8 +276,9 @@ def nonfinite_grad_error(c: Case) -> Finding | None:
     early = c.acc.nan.finite <= 1
     c.evidence.append(e)
     return Finding("data" if early else "no-scaler",
-                   "non-finite gradients with no loss scaler to absorb them (fairseq bf16/fp32: "
-                   "'gradients are Nan/Inf')" + (" at the start" if early else " mid-run"))
+                   "an error says the gradients are not finite, with no loss scaler to absorb "
+                   "them (fairseq bf16/fp32: 'gradients are Nan/Inf'; DyNet: 'Magnitude of "
+                   "gradient is bad: -nan')" + (" at the start" if early else " mid-run"))
 
 
 def error_ends_log(c: Case) -> Finding | None:

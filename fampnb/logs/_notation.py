@@ -185,6 +185,9 @@ _NOT_HEADER = re.compile(r"(?<![\w.@])[-+]?\.?\d|=|:\s")
 #: a column's name (``%``: a percentage column, spaCy v2's ``Tag %``; ``@``: a ranking metric's
 #: cut-off, ``NanoNQ_dot_ndcg@10``; ``#`` alone: spaCy v3's step column, ``E    #    LOSS NER``)
 _CELL = re.compile(r"^(?:#|[a-z_][\w./\- ()\[\]%@]*)$")
+#: single-spaced names that read as a program's, not as prose: identifiers only, one of them
+#: with an underscore (fastai's table flattened to text: ``epoch train_loss valid_loss accuracy time``)
+_CODE_NAMES = re.compile(r"^(?=.*_)[a-z_][a-z0-9_]*(?: [a-z_][a-z0-9_]*)+$")
 #: a cell that holds no value (sentence-transformers' and the HF Trainer's tables: ``-``, ``No log``)
 _NO_VALUE = frozenset({"-", "\u2013", "\u2014", "no log", "n/a", "none", "null"})
 #: the gap between aligned columns: two or more spaces (a tab counts)
@@ -240,7 +243,8 @@ def header(low: str) -> tuple[str, list[str]] | None:
     YOLO's bare loss columns are named as the losses they are (``_YOLO_LOSSES``).  A header
     behind a ``#`` (a comment: numpy's ``savetxt``, gnuplot data, Caffe's ``parse_log.sh``:
     ``#Iters Seconds TrainingLoss LearningRate``) may part its names by single spaces (an aligned
-    one keeps its ``#`` as a column: spaCy's step, DeePMD's ``lcurve.out``)."""
+    one keeps its ``#`` as a column: spaCy's step, DeePMD's ``lcurve.out``), as may names that
+    read as a program's (``_CODE_NAMES``)."""
     s = table_part(low).strip()
     commented = s[:1] == "#" and s[1:2] not in ("#", "!") and "  " not in s
     if commented:
@@ -251,7 +255,8 @@ def header(low: str) -> tuple[str, list[str]] | None:
         spaces = delim in ("  ", " ")
         if not spaces and delim not in s:
             continue
-        if spaces and ("  " not in s and not (commented and delim == " ") or s.count(" ") > 200):
+        if spaces and ("  " not in s and not (delim == " " and (commented or _CODE_NAMES.match(s)))
+                       or s.count(" ") > 200):
             continue            # (aligned columns: runs of spaces between the names)
         if delim == "  " and (" " not in _WIDE.sub("", s) or any(
                 sum(role(w) is not None for w in c.split(" ")) > 1 for c in _WIDE.split(s))):

@@ -50,6 +50,7 @@ from fampnb.logs._messages import (
     FAIRSEQ,
     FINISHED,
     FS_OVF_ERR,
+    GRAD_ERR,
     GRADS_NONFINITE,
     IPY_TRACEBACK,
     LEGACY_SCALE,
@@ -397,6 +398,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ev("fatal", "fairseq", "min-scale", scale_after=_f(m.group(1)) if m else None)
     elif "nan/inf" in low and GRADS_NONFINITE.search(low):
         ev("fatal", "fairseq", "nonfinite-grad", grad_norm=math.nan)
+    elif "error" in low and "grad" in low and GRAD_ERR.search(low):
+        ev("fatal", "generic", "nonfinite-grad", grad_norm=math.nan)
     elif not fs and ("error" in low or "out of range" in low):
         m = TRACE_ERR.search(low) or (LOSS_ERR.search(low) if "loss" in low and not out
                                        else None)
@@ -442,8 +445,11 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if _has(low, MISUSE_WORDS) and MISUSE.search(low):
         ev("fatal", "torch", "misuse")
     if _has(low, ANOMALY_WORDS) and (m := ANOMALY.search(low)):
-        if low.startswith("loss", m.start()) and EVAL_BEFORE.search(low, 0, m.start()):
-            _eval_record(ev, math.nan)      # ``Current val loss is nan``: the evaluation's NaN
+        if (low.startswith("loss", m.start()) and "=" not in m.group()
+                and EVAL_BEFORE.search(low, 0, m.start())):
+            # ``Current val loss is nan``: the evaluation's NaN (Lightning's early stopping,
+            # ``val_loss = inf is not finite``, stops the run: a run-ending NaN as before)
+            _eval_record(ev, math.nan)
         else:
             ev("nan", "torch", "anomaly", loss=math.nan)
     for rx, prec in PREC if _has(low, PREC_WORDS) else ():

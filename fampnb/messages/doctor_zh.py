@@ -136,6 +136,20 @@ REASONS: list[tuple[str, str]] = [
      "it); nothing after it shows which",
      "片段结束在 {n} 条梯度范数非有限的记录上，其 loss 跳变（{a} -> {b}）：可能是 fp16 缩放器跳过的"
      "一步，也可能是崩溃的开始（bf16 没有缩放器来跳过它）；之后没有任何内容能说明是哪一种"),
+    ("every loss record ({n}) has a non-finite grad norm: a step that an fp16 scaler skipped (at "
+     "start-up it is calibrating) or a NaN gradient that bf16 or fp32 applies; no record with a "
+     "finite grad norm shows training go on, and the log states no precision",
+     "每一条 loss 记录（{n} 条）的梯度范数都非有限：可能是 fp16 缩放器跳过的一步（启动时它在校准），"
+     "也可能是 bf16 或 fp32 照样应用了的 NaN 梯度；没有一条梯度范数有限的记录能说明训练在继续，"
+     "日志也没有说明精度"),
+    ("an error says the gradients are not finite, with no loss scaler to absorb them (fairseq "
+     "bf16/fp32: 'gradients are Nan/Inf'; DyNet: 'Magnitude of gradient is bad: -nan') at the start",
+     "一个错误说梯度非有限，而没有损失缩放器来吸收它们（fairseq bf16/fp32：'gradients are Nan/Inf'；"
+     "DyNet：'Magnitude of gradient is bad: -nan'），发生在训练开始时"),
+    ("an error says the gradients are not finite, with no loss scaler to absorb them (fairseq "
+     "bf16/fp32: 'gradients are Nan/Inf'; DyNet: 'Magnitude of gradient is bad: -nan') mid-run",
+     "一个错误说梯度非有限，而没有损失缩放器来吸收它们（fairseq bf16/fp32：'gradients are Nan/Inf'；"
+     "DyNet：'Magnitude of gradient is bad: -nan'），发生在训练中途"),
     ("overflow: {why}", "上溢：{why}"),
     ("start-up halving went below 256 and never recovered ({a} -> {b} in {n} backoff records)",
      "启动时的减半砍到 256 以下，再未回升（{n} 条回退记录，{a} -> {b}）"),
