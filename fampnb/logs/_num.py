@@ -1,6 +1,7 @@
-"""The number pattern the log rules read numbers with (``fampnb.logs._event`` re-exports it).
+"""The number pattern the log rules read numbers with (``fampnb.logs._event`` re-exports it), and
+the one printed value that stands for a non-finite loss (``SOFTMAX_FLOOR``).
 
-A module of its own that imports nothing: the doctor forks its reader processes once the picker
+A module of its own that imports nothing but ``math``: the doctor forks its reader processes once the picker
 (``_logpick``, ``_logwrap``) is loaded, before the record types and their ``dataclasses``.
 """
 

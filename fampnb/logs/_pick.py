@@ -11,6 +11,8 @@ overflow, minimum, error, precision words, ...), so per block only these lines a
 - lines that end inside a scaler wording (wrapped at the terminal width, ``fampnb.logs._wrap``) and
   the line after each (the reader joins them), also across block and range boundaries;
 - the first and last 64 KiB of the log (start-up and ending);
+- the lines that print Caffe's softmax floor (``87.3365``, a loss the doctor reads as non-finite),
+  in blocks with a template of its digits' shape (``00.0000``);
 - every line where a printed loss scale changes (Megatron/Keras/user loops print one on every
   line; digits are invisible in templates, so the value is compared on those lines);
 - Megatron lines with a non-zero skipped/nan counter or a missing loss field;
