@@ -21,7 +21,6 @@ from fampnb.diagnose._limits import (
     FLOOR,
     NEAR_RECORDS,
     Thin,
-    floored,
 )
 from fampnb.diagnose._scale import Run, ScaleTracker
 from fampnb.diagnose._trackers import GradTracker, LogTracker, NanTracker, PrecisionTracker, SkipTracker
@@ -79,9 +78,8 @@ class Accumulator:
         elif ev.scale_after is not None and kind in ("loss", "nan", "scale", "skip"):
             self.scale.observe(ev, *self._ref())
         if kind in ("loss", "nan"):
-            bad = kind == "nan" or (ev.loss is not None and not math.isfinite(ev.loss))
-            if not bad and floored(ev.loss):      # (Caffe's 87.3365: a probability of 0)
-                bad, nan.floored = True, nan.floored or ev
+            bad = (kind == "nan" or (ev.loss is not None and not math.isfinite(ev.loss))
+                   or nan.at_floor(ev))           # (Caffe's 87.3365: a probability of 0)
             index = nan.rec_index
             first = nan.record(ev, bad, log)
             if self.scale.run is not None:

@@ -145,14 +145,20 @@ class NanTracker:
     def evaluation(self, ev: Event) -> None:
         """An evaluation's record of its own (``rule="eval-loss"``): not a training record, but
         a finite one shows the model was finite then (a NaN after it is not at the start)."""
-        if ev.loss is not None and math.isfinite(ev.loss) and not floored(ev.loss):
+        if ev.loss is not None and math.isfinite(ev.loss) and not self.at_floor(ev):
             self.eval_finite += 1
             self.rec_index += 1
         else:
-            if floored(ev.loss):
-                self.floored = self.floored or ev
             self.eval_nan += 1
             self.eval_nan_first = self.eval_nan_first or ev
+
+    def at_floor(self, ev: Event) -> bool:
+        """Does ``ev`` print Caffe's softmax floor (``floored``: a loss that stands for a non-finite
+        one)?  The first such record is kept for the caveat."""
+        if not floored(ev.loss):
+            return False
+        self.floored = self.floored or ev
+        return True
 
     def record(self, ev: Event, bad: bool, log: LogTracker) -> bool:
         """A loss record (``bad``: non-finite); True when it is the first NaN."""

@@ -19,6 +19,7 @@ Rules every ``make_*`` follows (DESIGN.md):
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -184,6 +185,11 @@ def _forget_halves() -> None:
     _halves = None
 
 
+if hasattr(os, "register_at_fork"):   # (POSIX; Windows does not fork)
+    # a forked child has no worker thread: it makes its own pool when it needs one
+    os.register_at_fork(after_in_child=_forget_halves)
+
+
 def _deflate(data: Any, level: int) -> bytes:
     """``zlib.compress(data, level)``'s stream, its two halves deflated at once: zlib releases
     the GIL, so on two cores a frame's encoding, the largest cost of a change after its draw,
@@ -198,12 +204,9 @@ def _deflate(data: Any, level: int) -> bytes:
         return zlib.compress(view, level)
     global _halves
     if _halves is None:
-        import os
         from concurrent.futures import ThreadPoolExecutor
 
         _halves = ThreadPoolExecutor(1, thread_name_prefix="fampnb-png")
-        # a forked child has no worker thread: it makes its own pool when it needs one
-        os.register_at_fork(after_in_child=_forget_halves)
 
     def raw(part: memoryview, last: bool) -> bytes:
         co = zlib.compressobj(level, zlib.DEFLATED, -15)  # raw deflate: no header, no checksum
