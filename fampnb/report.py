@@ -88,8 +88,10 @@ def render_report(d: Diagnosis, name: str, ascii_only: bool = False) -> str:
            t("doctor.verdict", verdict=d.verdict.upper(), certainty=_certainty(d.certainty),
              framework=d.framework, precision=d.precision or t("doctor.not_stated")),
            t("doctor.reason", reason=d.reason)]
-    nan = (t("doctor.nan_at", step=d.first_nan_step, line=d.first_nan_line)
-           if d.first_nan_line is not None else t("doctor.none"))
+    # (a log that counts no steps gives each record its line number as its step: the line alone)
+    nan = (t("doctor.none") if d.first_nan_line is None
+           else t("doctor.nan_line", line=d.first_nan_line) if d.first_nan_step == d.first_nan_line
+           else t("doctor.nan_at", step=d.first_nan_step, line=d.first_nan_line))
     out.append(t("doctor.counts", nan=nan, backoffs=d.backoffs, hysteresis=d.hysteresis,
                  skips=d.skips, min=_scale(d.min_scale, d.min_scale_log2),
                  final=_scale(d.final_scale, d.final_scale_log2)))

@@ -24,6 +24,7 @@ from fampnb.diagnose._judge import (
     nan_verdict,
     scale_holds,
     stuck_skipping,
+    where_text,
 )
 from fampnb.diagnose._limits import ASTRONOMICAL, PPL_BEYOND, SAID_AT_MINIMUM, SMALL_SCALE
 from fampnb.diagnose._text import CAVEATS
@@ -328,9 +329,8 @@ def bad_grad_only(c: Case) -> Finding | None:
 
 
 def _where(ev: Event, c: Case) -> str:
-    """``step N (line L)`` where the log counts steps, else ``line L``."""
-    return (f"step {ev.step} (line {ev.line_no})" if ev.explicit or c.acc.log.steps_seen
-            else f"line {ev.line_no}")
+    """``step N (line L)`` where the log counts steps, else ``line L`` (``where_text``)."""
+    return where_text(ev, c.acc.log.steps_seen)
 
 
 #: records in a row, at the end of the log, with a loss written as an exact 0

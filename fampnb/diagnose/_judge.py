@@ -176,11 +176,18 @@ def stuck_skipping(acc: Accumulator) -> bool:
     return recent[-1] > 1.25 * recent[0] if k == 3 else recent[-1] >= recent[0]
 
 
+def where_text(ev: Event, steps_seen: bool) -> str:
+    """``step N (line L)`` where the log counts steps, else ``line L`` (a record of a log that
+    counts none takes its line number as its step: no step the log printed)."""
+    return (f"step {ev.step} (line {ev.line_no})" if ev.explicit or steps_seen
+            else f"line {ev.line_no}")
+
+
 def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: list[str],
                  fw: str, onset: tuple[bool, int] | None = None) -> tuple[str, str, str]:
     """The verdict of a lasting NaN at ``nan`` (``onset``: ``(at the start of training, records
     before it)`` of another onset than the first NaN: an exploded loss)."""
-    where = f"step {nan.step} (line {nan.line_no})"
+    where = where_text(nan, acc.log.steps_seen)
     if acc.grad.applied is not None and precision != "fp16" and acc.grad.applied_trained:
         return ("no-scaler",
                 f"a non-finite gradient reached the weights at {where}: the loss then reads "
@@ -201,7 +208,7 @@ def nan_verdict(acc: Accumulator, nan: Event, precision: str | None, caveats: li
             extra = f"; the scale is already {fmt(first_scale)} at the first record"
             caveats.append(CAVEATS["below-one"])
         if from_start and not early and acc.grad.applied is not None:
-            where = f"step {acc.grad.applied.step} (line {acc.grad.applied.line_no})"
+            where = where_text(acc.grad.applied, acc.log.steps_seen)
             extra += ("; the first record already reads loss 0.0 with a non-finite grad norm, "
                       "no finite loss before it")
         return ("data", f"NaN from the start of the log ({where}) with no overflow record "

@@ -127,9 +127,9 @@ FRAMEWORK_HINTS: dict[str, str] = {
 #: number, a log excerpt), matched in the English and put into the Chinese as it is
 REASONS: list[tuple[str, str]] = [
     # whole reasons (tried first; a reason that matches none is read clause by clause, "; ")
-    ("a non-finite gradient reached the weights at step {step} (line {line}): the loss then reads "
+    ("a non-finite gradient reached the weights at {where}: the loss then reads "
      "exactly 0.0 (line {zero}); no dynamic scaler skipped the step (the bf16 trace)",
-     "非有限的梯度在第 {step} 步（第 {line} 行）进了权重：之后 loss 恰好是 0.0（第 {zero} 行）；"
+     "非有限的梯度在{where}进了权重：之后 loss 恰好是 0.0（第 {zero} 行）；"
      "没有动态缩放器跳过这一步（bf16 的典型痕迹）"),
     ("the excerpt ends on {n} record(s) with a non-finite grad norm whose loss jumps ({a} -> {b}): "
      "a step that an fp16 scaler skipped, or the start of a collapse (bf16 has no scaler to skip "
@@ -240,16 +240,16 @@ REASONS: list[tuple[str, str]] = [
      "the next record jumps ({jump}) and the excerpt ends, so nothing shows that the scale held",
      "训练中途的一次回退（{a} -> {b}，第 {line} 行），可能是孤立的，也可能是连锁回退的开始："
      "下一条记录跳变（{jump}），片段随即结束，看不出尺度是否稳住"),
-    ("NaN appears mid-run at step {step} (line {line}) and no dynamic scaler is at work ({why})",
-     "训练中途第 {step} 步（第 {line} 行）出现 NaN，且没有动态缩放器在工作（{why}）"),
-    ("NaN appears mid-run at step {step} (line {line}) although a dynamic scaler is at work and no "
+    ("NaN appears mid-run at {where} and no dynamic scaler is at work ({why})",
+     "训练中途{where}出现 NaN，且没有动态缩放器在工作（{why}）"),
+    ("NaN appears mid-run at {where} although a dynamic scaler is at work and no "
      "overflow record precedes it: a bad batch (data) or a hidden overflow",
-     "训练中途第 {step} 步（第 {line} 行）出现 NaN，虽然有动态缩放器在工作，但之前没有任何 overflow 记录："
+     "训练中途{where}出现 NaN，虽然有动态缩放器在工作，但之前没有任何 overflow 记录："
      "可能是一个坏批次（数据），也可能是没有打印出来的上溢"),
     ("the loss scale is a constant 1.0 with no skipped steps", "尺度恒为 1.0，没有跳过的步"),
     ("the run is bf16", "这是 bf16 训练"),
-    ("NaN appears mid-run at step {step} (line {line}) with no loss scaler visible in the log",
-     "训练中途第 {step} 步（第 {line} 行）出现 NaN，日志里看不到缩放器"),
+    ("NaN appears mid-run at {where} with no loss scaler visible in the log",
+     "训练中途{where}出现 NaN，日志里看不到缩放器"),
     ("NaN appears at {where}, not at the start of training, and the log neither states the "
      "precision nor can show a scaler (this framework's scaler is silent, or no record precedes "
      "the NaN)",
@@ -295,9 +295,9 @@ REASONS: list[tuple[str, str]] = [
     ("to decide, the log would need to show the loss per step (with its step), the loss scale or "
      "the framework's overflow lines, and the precision",
      "要做判断，日志需要给出每一步的 loss（带步数）、尺度或框架的 overflow 行，以及精度"),
-    ("NaN appears mid-run at step {step} (line {line}) with the printed loss scale at {scale}, "
+    ("NaN appears mid-run at {where} with the printed loss scale at {scale}, "
      "below 1: the scaler has halved it away on overflowing steps",
-     "训练中途第 {step} 步（第 {line} 行）出现 NaN，打印出的尺度是 {scale}、低于 1：缩放器在上溢的步上"
+     "训练中途{where}出现 NaN，打印出的尺度是 {scale}、低于 1：缩放器在上溢的步上"
      "把它一路减半没了"),
     # clauses of composite reasons
     ("the loss scale holds at {scale}", "尺度稳定在 {scale}"),

@@ -266,6 +266,7 @@ MESSAGES: dict[str, str] = {
     'doctor.not_stated': "not stated",
     'doctor.reason': "reason:    {reason}",
     'doctor.nan_at': "step {step} (line {line})",
+    'doctor.nan_line': "line {line}",
     'doctor.none': "none",
     'doctor.counts': "first NaN: {nan}   backoffs: {backoffs}   hysteresis: {hysteresis}   other skips: {skips}   scale: min {min}, final {final}",
     'doctor.trajectory': "scale:     {first} {spark} {last}   (log2, {n} points)",

@@ -267,6 +267,7 @@ MESSAGES: dict[str, str] = {
     'doctor.not_stated': "未说明",
     'doctor.reason': "理由：    {reason}",
     'doctor.nan_at': "第 {step} 步（第 {line} 行）",
+    'doctor.nan_line': "第 {line} 行",
     'doctor.none': "无",
     'doctor.counts': "第一个 NaN：{nan}   回退：{backoffs}   迟滞：{hysteresis}   其他跳过：{skips}   尺度：最低 {min}，最终 {final}",
     'doctor.trajectory': "尺度轨迹：{first} {spark} {last}   （log2，{n} 个点）",
