@@ -47,7 +47,7 @@ FOLDERS = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"
            "heldout122", "heldout123", "heldout124", "heldout125", "heldout126",
            "heldout127", "heldout128", "heldout129", "heldout130", "heldout131",
            "heldout132", "heldout133", "heldout134", "heldout135", "heldout136",
-           "heldout138", "heldout139", "heldout140")
+           "heldout137", "heldout138", "heldout139", "heldout140")
 #: rows that still miss after their set's fixes, each left as it is for the reason in its set's
 #: README ("First doctor run"): a strict xfail, so that a change that mends one is noticed
 KNOWN_MISSES = {
@@ -269,6 +269,9 @@ KNOWN_MISSES = {
     "heldout136/fssd-epochiter-nan-from-0_PytorchSSD_109.log":
         "the losses are named by one letter ('L: nan C: nan', localisation and confidence): no "
         "vocabulary reads them without reading every one-letter field as a loss",
+    "heldout137/tf1-tfprint-crosse-nan-batch205_stackoverflow-org-cn_33641799.log":
+        "TensorFlow's tf.Print lines carry the user's own label with the value in brackets "
+        "('CrossE[1796.0872]', 'CrossE[nan]'): a label that names no loss",
     "heldout138/mps-tensor-dump-nan-logits-loss_pytorch_107294.log":
         "the window's only record is a NaN loss printed by a debugging user (a tensor dump, no step): "
         "the first record of a log is the start by the rules, which read most such windows right",
@@ -313,7 +316,7 @@ UNCOVERED = {"heldout21": {"overflow"}, "heldout23": {"overflow"}, "heldout24": 
              "heldout124": {"overflow"}, "heldout125": {"overflow"},
              "heldout127": {"overflow"}, "heldout131": {"overflow"},
              "heldout135": {"overflow", "data"}, "heldout136": {"overflow"},
-             "heldout138": {"overflow", "no-scaler"}, "heldout139": {"overflow"},
+             "heldout137": {"overflow"}, "heldout138": {"overflow", "no-scaler"}, "heldout139": {"overflow"},
              "heldout140": {"no-scaler"}}
 #: the sixth set is small (the stored threads had little left that no earlier set used), as are the
 #: twenty-second (Q&A pages rarely keep the pasted log), the fortieth (RLHF threads: most fp16
@@ -350,7 +353,8 @@ SMALL = {"heldout6": 4, "heldout22": 7, "heldout40": 9, "heldout42": 10, "heldou
          "heldout81": 11, "heldout82": 5, "heldout83": 9, "heldout85": 9, "heldout86": 8,
          "heldout88": 9, "heldout89": 9, "heldout90": 8, "heldout91": 10, "heldout100": 9,
          "heldout102": 11, "heldout109": 8, "heldout117": 10, "heldout118": 4, "heldout119": 10,
-         "heldout120": 8, "heldout126": 10, "heldout128": 10, "heldout130": 7}
+         "heldout120": 8, "heldout126": 10, "heldout128": 10, "heldout130": 7,
+         "heldout137": 10}
 VERDICTS = {"healthy", "overflow", "data", "no-scaler", "unknown"}
 COLUMNS = ("file", "source", "framework", "shows", "expected", "certainty", "defensible")
 
