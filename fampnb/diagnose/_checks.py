@@ -362,8 +362,9 @@ def loss_became_zero(c: Case) -> Finding | None:
     record (the last ``ZERO_RECORDS`` records or more, each written as an exact zero:
     ``0.0000e+00``, ``0.0``; a ``0.0000`` can be a small loss rounded, see ``Event.exact_zero``):
     no healthy training, but an underflow or a degenerate run.  ``no-scaler`` when the log states
-    fp16 and shows no scaler.  Not when each of those records shows a finite, non-zero grad norm:
-    an underflowed or degenerate loss has no gradient."""
+    fp16 and shows no scaler.  Not when each of those records shows a finite, non-zero grad norm
+    (an underflowed or degenerate loss has no gradient), unless it is one value repeated to the
+    last digit (a norm that no batch changes: HF's ``1.4142135381698608`` beside ``'loss': 0.0``)."""
     nan = c.acc.nan
     z = nan.zero_first
     every = nan.zero_after == 0 and nan.zero_run == nan.finite   # (0 on every record, from the first)
@@ -374,10 +375,14 @@ def loss_became_zero(c: Case) -> Finding | None:
     before = list(nan.last_losses)[:-nan.zero_run] if nan.zero_run else []
     first = (nan.first_zero is z and nan.zero_after >= ZERO_RECORDS and bool(before)
              and abs(before[-1]) >= DECLINED * abs(nan.first_losses[0]))
-    if (nan.zero_run < (1 if every or first else ZERO_RECORDS) or z is None
-            or nan.zero_flowing == nan.zero_run):
-        return None   # (a finite, non-zero grad norm on each: the gradients flow, the 0 is the
-    #                    printed mean of a term that is not 0 itself: TRL's GRPO/DPO policy loss)
+    # (a finite, non-zero grad norm on each: the gradients flow, the 0 is the printed mean of a
+    # term that is not 0 itself, TRL's GRPO/DPO policy loss -- unless that norm is one value to
+    # the last digit on every record: no gradient of changing batches)
+    # (two such records already say it: no two real gradients agree to the last digit)
+    stuck = nan.zero_flowing == nan.zero_run >= 2 and len(nan.zero_norms) == 1
+    flowing = nan.zero_flowing == nan.zero_run and not stuck
+    if nan.zero_run < (1 if every or first or stuck else ZERO_RECORDS) or z is None or flowing:
+        return None
     sc, skip = c.acc.scale, c.acc.skip
     c.evidence += [nan.zero_first, nan.last_loss_ev]
     where = _where(z, c)
@@ -390,14 +395,16 @@ def loss_became_zero(c: Case) -> Finding | None:
                 f"(the last {nan.zero_run} in a row)")
     scaler = (sc.backoffs or sc.growths or sc.hyst or skip.count
               or any(v != 1.0 for v in sc.obs_values))
+    norm = (f"; the grad norm reads {next(iter(nan.zero_norms))!r} on each of them, one value to "
+            "the last digit: no gradient of changing batches") if stuck else ""
     if c.precision == "fp16" and not scaler:
         return Finding("no-scaler", f"{said}: the run is fp16 and shows no loss scaler, so the "
                        "loss and gradients underflow to 0 below fp16's smallest subnormal; add "
-                       "dynamic loss scaling (or train in bf16)")
+                       f"dynamic loss scaling (or train in bf16){norm}")
     return Finding("unknown", f"{said}: not healthy training but an underflow or a degenerate "
                    "run. Check the precision (fp16 without loss scaling flushes small losses and "
                    "gradients to 0) and the labels and loss function (empty or masked-out targets, "
-                   "a wrong reduction give an identical 0)")
+                   f"a wrong reduction give an identical 0){norm}")
 
 
 #: records with a NaN validation loss (and a finite training loss) that make it the finding

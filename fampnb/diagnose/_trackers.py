@@ -100,9 +100,10 @@ class NanTracker:
     whether it is at the start of training), NaNs after it, whether the log ends on one, and the
     trailing run of records whose loss is written as an exact 0 (``zero_run``, from ``zero_first``,
     after ``zero_after`` non-zero records; ``zero_flowing`` of them with a finite, non-zero grad
-    norm), and the first finite loss that explodes (``exploded``: ``EXPLODE`` times the largest
-    before it, ``explode_from``) and whether the last record is still that far up (and not
-    falling back from the peak by a like factor: recovering)."""
+    norm, ``zero_norms`` two of those norms at most), and the first finite loss that explodes
+    (``exploded``: ``EXPLODE`` times the largest before it, ``explode_from``) and whether the
+    last record is still that far up (and not falling back from the peak by a like factor:
+    recovering)."""
 
     def __init__(self) -> None:
         self.rec_index = 0                # records so far (those of one named step count once)
@@ -126,6 +127,8 @@ class NanTracker:
         self.zero_after = 0               # non-zero records before that run
         self.first_zero: Event | None = None   # the first record with a loss of exactly 0
         self.zero_flowing = 0             # records of the zero run whose gradients are not 0
+        self.zero_norms: set[float] = set()   # their grad norms (one value repeated: no gradient
+        #                                       of changing data, HF's constant sqrt(2) beside 0.0)
         self.peak = 0.0                   # the largest |loss| of the finite records so far
         self.ppl_peak = 0.0               # ... of those whose loss is a perplexity (rule ``ppl``)
         self.climb: list[float] = []      # the last records' |loss|, each above the one before
@@ -180,9 +183,13 @@ class NanTracker:
             self.first_zero = self.first_zero or ev
             if self.zero_run == 0:
                 self.zero_first, self.zero_after, self.zero_flowing = ev, self.nonzero, 0
+                self.zero_norms = set()
             self.zero_run += 1
             gn = ev.grad_norm
-            self.zero_flowing += gn is not None and math.isfinite(gn) and gn > 0
+            if gn is not None and math.isfinite(gn) and gn > 0:
+                self.zero_flowing += 1
+                if len(self.zero_norms) < 2:
+                    self.zero_norms.add(gn)
         else:
             self.zero_run = 0
             self.nonzero += not bad and ev.loss is not None and ev.loss != 0.0

@@ -223,6 +223,9 @@ REASONS: list[tuple[str, str]] = [
      "{said}）：这些步正在被跳过，所以这不是单纯的数据 NaN。在片段之前就开始的连锁上溢，与前向传播产生的 "
      "NaN（坏批次，或 fp16 激活值上溢——任何 loss 尺度都修不好）在这里看起来一样；它之前带 loss 尺度的"
      "那些行才能分辨"),
+    ("the grad norm reads {norm} on each of them, one value to the last digit: no gradient of "
+     "changing batches",
+     "这些记录的梯度范数都是 {norm}，每一位都相同：这不是随批次变化的梯度"),
     ("the loss became exactly 0 at {where}, after {n} non-zero record(s), and stays 0 on the last "
      "{m} records: the run is fp16 and shows no loss scaler, so the loss and gradients underflow "
      "to 0 below fp16's smallest subnormal; add dynamic loss scaling (or train in bf16)",
