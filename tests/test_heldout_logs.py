@@ -48,7 +48,7 @@ FOLDERS = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"
            "heldout127", "heldout128", "heldout129", "heldout130", "heldout131",
            "heldout132", "heldout133", "heldout134", "heldout135", "heldout136",
            "heldout137", "heldout138", "heldout139", "heldout140",
-           "heldout142", "heldout143", "heldout144")
+           "heldout141", "heldout142", "heldout143", "heldout144")
 #: rows that still miss after their set's fixes, each left as it is for the reason in its set's
 #: README ("First doctor run"): a strict xfail, so that a change that mends one is noticed
 KNOWN_MISSES = {
@@ -324,7 +324,7 @@ UNCOVERED = {"heldout21": {"overflow"}, "heldout23": {"overflow"}, "heldout24": 
              "heldout127": {"overflow"}, "heldout131": {"overflow"},
              "heldout135": {"overflow", "data"}, "heldout136": {"overflow"},
              "heldout137": {"overflow"}, "heldout138": {"overflow", "no-scaler"}, "heldout139": {"overflow"},
-             "heldout140": {"no-scaler"}, "heldout142": {"overflow"},
+             "heldout140": {"no-scaler"}, "heldout141": {"overflow", "data", "no-scaler"}, "heldout142": {"overflow"},
              "heldout143": {"overflow", "no-scaler"}, "heldout144": {"overflow"}}
 #: the sixth set is small (the stored threads had little left that no earlier set used), as are the
 #: twenty-second (Q&A pages rarely keep the pasted log), the fortieth (RLHF threads: most fp16
@@ -362,7 +362,7 @@ SMALL = {"heldout6": 4, "heldout22": 7, "heldout40": 9, "heldout42": 10, "heldou
          "heldout88": 9, "heldout89": 9, "heldout90": 8, "heldout91": 10, "heldout100": 9,
          "heldout102": 11, "heldout109": 8, "heldout117": 10, "heldout118": 4, "heldout119": 10,
          "heldout120": 8, "heldout126": 10, "heldout128": 10, "heldout130": 7,
-         "heldout137": 10}
+         "heldout137": 10, "heldout141": 5}
 VERDICTS = {"healthy", "overflow", "data", "no-scaler", "unknown"}
 COLUMNS = ("file", "source", "framework", "shows", "expected", "certainty", "defensible")
 
