@@ -324,7 +324,8 @@ UNCOVERED = {"heldout21": {"overflow"}, "heldout23": {"overflow"}, "heldout24": 
              "heldout127": {"overflow"}, "heldout131": {"overflow"},
              "heldout135": {"overflow", "data"}, "heldout136": {"overflow"},
              "heldout137": {"overflow"}, "heldout138": {"overflow", "no-scaler"}, "heldout139": {"overflow"},
-             "heldout140": {"no-scaler"}, "heldout141": {"overflow", "data", "no-scaler"}, "heldout142": {"overflow"},
+             "heldout140": {"no-scaler"}, "heldout141": {"overflow", "data", "no-scaler"},
+             "heldout142": {"overflow"},
              "heldout143": {"overflow", "no-scaler"}, "heldout144": {"overflow"}}
 #: the sixth set is small (the stored threads had little left that no earlier set used), as are the
 #: twenty-second (Q&A pages rarely keep the pasted log), the fortieth (RLHF threads: most fp16
