@@ -88,7 +88,8 @@ def render_report(d: Diagnosis, name: str, ascii_only: bool = False) -> str:
            t("doctor.verdict", verdict=d.verdict.upper(), certainty=_certainty(d.certainty),
              framework=d.framework, precision=d.precision or t("doctor.not_stated")),
            t("doctor.reason", reason=d.reason)]
-    # (a log that counts no steps gives each record its line number as its step: the line alone)
+    # (a log that counts no steps gives each record its line number as its step: the line alone
+    # is named then; a counted step equal to its line number reads the same, and stays true)
     nan = (t("doctor.none") if d.first_nan_line is None
            else t("doctor.nan_line", line=d.first_nan_line) if d.first_nan_step == d.first_nan_line
            else t("doctor.nan_at", step=d.first_nan_step, line=d.first_nan_line))
