@@ -166,14 +166,16 @@ class NanTracker:
     def record(self, ev: Event, bad: bool, log: LogTracker) -> bool:
         """A loss record (``bad``: non-finite); True when it is the first NaN."""
         first = False
-        if self.unanchored and ev.explicit:
+        if self.unanchored and (ev.explicit or ev.epoch is not None):
             # the first NaN came before the log named any step (a window that starts inside a
-            # record: Caffe's ``Train net output`` line before ``Iteration 870, loss = nan``):
-            # it is at the start only if the steps that follow it begin there
+            # record: Caffe's ``Train net output`` line before ``Iteration 870, loss = nan``, a
+            # trainer's ``(loss terms) l1 nan`` before ``EP 42 ( 75) | loss: nan``): it is at the
+            # start only if the steps (or the epoch) that follow it begin there
             self.unanchored = False
             if self.rec_index - self.first_nan_rec <= 2:
                 self.first_nan_explicit_early = self.first_nan_explicit_early and early(
-                    ev, log.max_total, self.first_nan_rec, True, log.start_seen)
+                    ev, log.max_total, self.first_nan_rec, ev.explicit or log.steps_seen,
+                    log.start_seen)
         if ev.rule == "loss-eval-nan":
             self.eval_nan += 1
             self.eval_nan_first = self.eval_nan_first or ev

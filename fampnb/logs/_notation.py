@@ -158,11 +158,20 @@ _AT_STEP = re.compile(r"(?<![\w.])(" + _KEY + r"(?: " + _KEY + r"){0,3}) at (ste
                       r"|epoch) (\d{1,12})\s*[:=]\s*(" + NUM + r")(?![\w.])")
 
 
+#: two decimals split by ``/`` after a name (``PSNR/SSIM: 33.85/0.92``, a train/valid pair, a
+#: dataset's ``33.8534/0.0000``): the first is the name's value; a counter (``iter 0/88``) has
+#: whole numbers
+_DECIMAL_PAIR = re.compile(r"(\d\.\d+(?:e[-+]?\d+)?)\s*/\s*[-+]?\d*\.\d+(?:e[-+]?\d+)?(?![\w.])")
+
+
 def pairs(low: str) -> dict[str, str]:
     """``{name: value text}`` of the ``key <sep> number`` fields of a lower-cased line (the first
-    value of each name), of ``name at step N: number`` (``_AT_STEP``: the name's value, and N
-    the step's), and of ``number loss`` fields between commas (``_VALUE_FIRST``)."""
+    value of each name; of two decimals split by ``/``, the first: ``_DECIMAL_PAIR``), of ``name
+    at step N: number`` (``_AT_STEP``: the name's value, and N the step's), and of ``number loss``
+    fields between commas (``_VALUE_FIRST``)."""
     out: dict[str, str] = {}
+    if "/" in low and "." in low:
+        low = _DECIMAL_PAIR.sub(r"\1", low)
     if " at " in low and (m := _AT_STEP.search(low)):
         out[_name(m.group(1))] = m.group(4)
         out[m.group(2)] = m.group(3)

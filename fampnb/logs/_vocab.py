@@ -53,7 +53,8 @@ for _names, _role in (*ZH_NAMES,
     (("loss", "lm loss", "lm_loss", "total loss", "total_loss", "loss_total", "overall_loss",
       "xent", "nll", "cross_entropy", "cross entropy", "cross-entropy",   # (MXNet's metric)
       "cost", "avg_cost", "avg cost", "avgcost", "currentcost", "current_cost", "mean_cost",
-      *NLL), "loss"),  # (Marian's ``Cost``, Paddle's ``avg_cost``, Paddle v1's ``AvgCost=``)
+      "l1", *NLL), "loss"),  # (Marian's ``Cost``, Paddle's ``avg_cost``, Paddle v1's ``AvgCost=``;
+    #                           EDSR and its descendants name the loss by its kind: ``[L1: 5.96]``)
     (("ppl", "perplexity"), "ppl"),
     (("loss_scale", "loss scale", "grad_scale", "grad scale", "scale", "cur_scale", "scaler",
       "amp_scale", "amp scale", "loss_scaler", "lossscale", "loss-scale",
@@ -82,7 +83,8 @@ RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", 
                 "acc", "f1", "auc", "psnr", "recall", "bleu", "iou", "dice", "ssim", "rouge",
                 "cost", "smoothl1", "likelihood", "score at iteration", "损失", "轮",
                 " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
-                " l_")      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
+                " l_",      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
+                "l1:", "l1=")   # (EDSR's ``[L1: 5.9633]``: the loss named by its kind)
 #: the words some role's names contain: the reader's prefilter is built from them
 WORDS = RECORD_WORDS + ("step", "iter", "batch", "update", "tick", "次数", "步数")
 #: keys that name the total loss of a record (every other key with ``loss`` is a component)
