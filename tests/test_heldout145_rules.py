@@ -54,3 +54,23 @@ def test_a_nan_before_the_first_epoch_named_is_placed_by_that_epoch() -> None:
     assert d.verdict != "data", d.reason
     d = _both([line.replace("EP 42", "EP 1") for line in lines])
     assert d.verdict == "data", d.reason
+
+
+def test_losses_named_by_capital_letters_are_the_records_losses() -> None:
+    """lucidrains' GAN bars (``G: 1.51 | D: 0.21 | GP: 0.00 | PL: 0.00``), yolact's meter (``B:
+    4.292 | C: 2.520 | ... | T: 12.029``) and PytorchSSD's ``L: nan C: nan``: two or more names of
+    one or two capitals, on a line that names no loss otherwise, are its losses.  Case decides
+    (``g: 1.5 d: 0.2`` names nothing), and capitals that name other things do not count."""
+    bars = [f"0% {k * 49}/90000 [02:46<81:43:57,  3.27s/it]G: {2.0 - k / 10:.2f} | D: 0.05 | "
+            f"GP: 0.50 | PL: 0.02" for k in range(1, 6)]
+    d = _both(bars)
+    assert d.verdict == "healthy" and len(d.losses) == 5, d.reason
+    ssd = [f"Epoch:1 || epochiter: {k * 10}/150|| Totel iter {k * 10} || L: nan C: nan||"
+           f"Batch time: 0.4946 sec. ||LR: 0.00001000" for k in range(4)]
+    assert _both(ssd).verdict == "data"
+    assert _both([b.replace("G:", "g:").replace("D:", "d:").replace("GP:", "gp:").replace("PL:", "pl:")
+                  for b in bars]).verdict == "unknown"
+    coords = [f"step {k} X: nan Y: nan" for k in range(1, 6)]     # a point, not two losses
+    assert _both(coords).losses == []
+    named = [f"it {k} | loss: {1.0 - k / 10:.2f} | G: nan | D: 0.3" for k in range(1, 6)]
+    assert _both(named).verdict == "healthy"    # the loss is named: the capitals stay what they are

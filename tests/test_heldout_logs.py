@@ -130,9 +130,6 @@ KNOWN_MISSES = {
     "heldout66/hf-trainer-prose-prefix-huge-loss-lr0_Chinese-Vicuna_17.log":
         "one record (a loss of 171 at a learning rate of exactly 0, no NaN): too little to say the "
         "learning rate never stepped",
-    "heldout69/yolact-pipe-meter-epoch17_yolact_164.log":
-        "yolact names its losses by one letter ('B: 4.292 | C: 2.520 | ... | T: 12.029'): no "
-        "vocabulary reads them without reading every one-letter field as a loss",
     "heldout71/tf1-fpn-multiline-tab-rpn-nan_FPN_Tensorflow_75.log":
         "a NaN from step 120 on in a log that states no precision: timing alone cannot tell a data "
         "NaN from an fp16 run without a scaler (the thread says fp32)",
@@ -144,9 +141,6 @@ KNOWN_MISSES = {
     "heldout75/stylegan2ada-tick0-warning_stylegan2-ada-pytorch_182.log":
         "one tick line and no loss: fewer than the three records of other values that show "
         "training go on",
-    "heldout75/stylegan2-lucidrains-bar-vitals_stylegan2-pytorch_26.log":
-        "the losses are named by one letter ('G: 1.51 | D: 0.21 | GP: 0.00'): no vocabulary reads "
-        "them without reading every one-letter field as a loss",
     "heldout76/nerf-pytorch-anomaly-traceback_nerf-pytorch_38.log":
         "every record of the window is finite; the NaN is in the issue's title (anomaly mode's "
         "error), outside the lines",
@@ -260,15 +254,9 @@ KNOWN_MISSES = {
     "heldout131/nolearn-lasagne-table-nan-epoch12_Lasagne_241.log":
         "nolearn's table rows without their header (the window starts below it): numbers under "
         "no name are nobody's loss",
-    "heldout134/lightweight-gan-tqdm-negative-g_lightweight-gan_120.log":
-        "the losses are named by one letter ('G: -0.43 | D: 2.93 | GP: 8.52'), as in lucidrains' "
-        "stylegan2-pytorch: no vocabulary reads them without reading every one-letter field as a loss",
     "heldout136/pipe-retinanet-transient-nan-avg_retinanet.pytorch_3.log":
         "one NaN record, then finite train_loss records again: the running avg_loss that stays NaN "
         "and the cls_loss frozen at 16.118 are components, not the record's loss",
-    "heldout136/fssd-epochiter-nan-from-0_PytorchSSD_109.log":
-        "the losses are named by one letter ('L: nan C: nan', localisation and confidence): no "
-        "vocabulary reads them without reading every one-letter field as a loss",
     "heldout137/tf1-tfprint-crosse-nan-batch205_stackoverflow-org-cn_33641799.log":
         "TensorFlow's tf.Print lines carry the user's own label with the value in brackets "
         "('CrossE[1796.0872]', 'CrossE[nan]'): a label that names no loss",

@@ -16,7 +16,15 @@ from fampnb.logs._event import Event, LineState, _c, _f
 from fampnb.logs._notation import exact_zero, number, pairs
 from fampnb.logs._num import FIELD_KEY
 from fampnb.logs._triggers import RECORD_WORDS as _RULE_FIELDS
-from fampnb.logs._vocab import LOG2_SCALE_KEYS, TOTAL_LOSS, role, whole_loss
+from fampnb.logs._vocab import (
+    LETTER_KEY,
+    LOG2_SCALE_KEYS,
+    NOT_LETTER_LOSS,
+    TOTAL_LOSS,
+    VALUE_ROLES,
+    role,
+    whole_loss,
+)
 from fampnb.logs._vocab import loss_key as _vocab_loss_key
 from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
@@ -253,6 +261,8 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None,
     fields = pairs(low)
     if not fields:
         return
+    if len(fields) >= 2 and ": " in text:
+        fields = letter_losses(fields, text)
     if "train" in fields:
         fields = bare_losses(fields, low)
     if "losses" in low:
@@ -308,6 +318,23 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None,
            scale_log2=lg2, **named)  # type: ignore[operator]
     elif scale is not None:
         ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2, **named)  # type: ignore[operator]
+
+
+_LETTER_KEY = re.compile(LETTER_KEY)
+
+
+def letter_losses(fields: dict[str, str], text: str) -> dict[str, str]:
+    """The fields of a line that names its losses by one or two capital letters (``LETTER_KEY``:
+    ``G: 1.51 | D: 0.21 | GP: 0.00``): two or more such names, none of them something else
+    (``NOT_LETTER_LOSS``: ``X:``, ``P:``), on a line that names no loss, loss scale or grad norm
+    otherwise, are its losses (``g_loss``, ``d_loss``, ``gp_loss``: components, none the total)."""
+    if any(role(k) in VALUE_ROLES for k in fields):
+        return fields
+    keys = {k for m in _LETTER_KEY.finditer(text)
+            if (k := m.group(1).lower()) in fields and k not in NOT_LETTER_LOSS and role(k) is None}
+    if len(keys) < 2:
+        return fields
+    return {(f"{k}_loss" if k in keys else k): v for k, v in fields.items()}
 
 
 #: a value no measure of a run that goes well reaches (a count of samples or tokens stays far

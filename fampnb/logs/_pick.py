@@ -38,7 +38,7 @@ from itertools import compress, count
 from fampnb.logs import _ansi
 from fampnb.logs._num import FIELD_KEY, SOFTMAX_FLOOR
 from fampnb.logs._triggers import MESSAGE_WORDS
-from fampnb.logs._vocab import RECORD_WORDS
+from fampnb.logs._vocab import LETTER_KEY, RECORD_WORDS
 from fampnb.logs._wrap import wrap_head
 
 __all__ = ["Picker", "Pick"]
@@ -59,7 +59,8 @@ RARE = re.compile(
 #: rare lines whose next line belongs to the same record (its scale, or the error message)
 CONTEXT = re.compile(rb"(?i)grad overflow on iteration|traceback|error|exception|warning")
 #: a record-like line: a word of the names of a record's values (``fampnb.logs._vocab``)
-LOSSY = re.compile(rb"(?i)" + b"|".join(re.escape(w.encode()) for w in RECORD_WORDS))
+LOSSY = re.compile(rb"(?i)" + b"|".join(re.escape(w.encode()) for w in RECORD_WORDS)
+                   + rb"|(?-i:" + LETTER_KEY.encode() + rb")")   # (losses named by capitals)
 #: a printed scale (also a ``| loss_scale | 1024 |`` table row, ``lg_loss_scale`` included)
 SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad[ _]scale|cur_scale|(?<![a-z_])scale)['\"]?\s*[:=|]?\s*"
                    rb"['\"]?([-+0-9.eE]+)")

@@ -26,7 +26,8 @@ import math
 import re
 from functools import lru_cache
 
-__all__ = ["ROLES", "VALUE_ROLES", "WORDS", "RECORD_WORDS", "role", "summary", "TOTAL_LOSS", "whole_loss",
+__all__ = ["ROLES", "VALUE_ROLES", "WORDS", "RECORD_WORDS", "LETTER_KEY", "NOT_LETTER_LOSS",
+           "role", "summary", "TOTAL_LOSS", "whole_loss",
            "LOG2_SCALE_KEYS", "pick_loss", "loss_key", "record"]
 
 ROLES = ("loss", "ppl", "error", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
@@ -85,6 +86,14 @@ RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", 
                 " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
                 " l_",      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
                 "l1:", "l1=")   # (EDSR's ``[L1: 5.9633]``: the loss named by its kind)
+#: losses named by one or two capital letters, before ``:`` and a number (lucidrains' GAN trainers
+#: ``G: 1.51 | D: 0.21 | GP: 0.00 | PL: 0.00``, yolact's ``B: 4.292 | C: 2.520 | ... | T: 12.029``,
+#: PytorchSSD's ``L: nan C: nan``): a pattern on the line as written (case decides), for the
+#: record reader (``fampnb.logs._fields.letter_losses``) and the fast reader's record-like test
+LETTER_KEY = r"(?<![\w.])([A-Z]{1,2}):\s*(?=[-+]?(?:\d|\.\d|(?i:nan|inf)))"
+#: capitals that name other things (coordinates, sizes, counts, precision and recall, units, ids)
+NOT_LETTER_LOSS = frozenset({"ap", "ar", "p", "r", "x", "y", "z", "w", "h", "n", "it", "id", "ok",
+                             "kb", "mb", "gb", "tb", "ms", "us", "ns"})
 #: the words some role's names contain: the reader's prefilter is built from them
 WORDS = RECORD_WORDS + ("step", "iter", "batch", "update", "tick", "次数", "步数")
 #: keys that name the total loss of a record (every other key with ``loss`` is a component)
