@@ -3,22 +3,13 @@ line): a loss of exactly 0 beside one grad norm repeated to the last digit is no
 
 from __future__ import annotations
 
-import io
-
-from fampnb.diagnose import diagnose
-from fampnb.logs import parse, scan
+from doctor_helpers import diagnose_both as _both
 
 
 def _hf(losses: list[float], norms: list[float]) -> list[str]:
     return [f"{{'loss': {x}, 'grad_norm': {g!r}, 'learning_rate': {i * 1e-6}, 'epoch': {i / 100:.2f}}}"
             for i, (x, g) in enumerate(zip(losses, norms))]
 
-
-def _both(lines: list[str]):
-    data = ("\n".join(lines) + "\n").encode()
-    full, fast = diagnose(parse(io.BytesIO(data))), diagnose(scan(io.BytesIO(data)))
-    assert full.to_dict() == fast.to_dict()
-    return full
 
 
 def test_a_zero_loss_beside_one_grad_norm_repeated_is_no_healthy_run() -> None:

@@ -4,19 +4,10 @@ and a NaN before the first step or epoch is placed by the epoch that follows it.
 
 from __future__ import annotations
 
-import io
+from doctor_helpers import diagnose_both as _both
 
-from fampnb.diagnose import diagnose
-from fampnb.logs import parse, scan
 from fampnb.logs._notation import pairs
 from fampnb.logs._vocab import role
-
-
-def _both(lines: list[str]):
-    data = ("\n".join(lines) + "\n").encode()
-    full, fast = diagnose(parse(io.BytesIO(data))), diagnose(scan(io.BytesIO(data)))
-    assert full.to_dict() == fast.to_dict()
-    return full
 
 
 def test_two_decimals_split_by_a_slash_hold_the_first_as_the_value() -> None:

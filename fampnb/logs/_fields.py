@@ -17,7 +17,7 @@ from fampnb.logs._notation import exact_zero, number, pairs
 from fampnb.logs._num import FIELD_KEY
 from fampnb.logs._triggers import RECORD_WORDS as _RULE_FIELDS
 from fampnb.logs._vocab import (
-    LETTER_KEY,
+    LETTER_KEYS,
     LOG2_SCALE_KEYS,
     NOT_LETTER_LOSS,
     TOTAL_LOSS,
@@ -320,17 +320,14 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None,
         ev("scale", fw, "scale", scale_after=scale, scale_log2=lg2, **named)  # type: ignore[operator]
 
 
-_LETTER_KEY = re.compile(LETTER_KEY)
-
-
 def letter_losses(fields: dict[str, str], text: str) -> dict[str, str]:
-    """The fields of a line that names its losses by one or two capital letters (``LETTER_KEY``:
+    """The fields of a line that names its losses by one or two capital letters (``LETTER_KEYS``:
     ``G: 1.51 | D: 0.21 | GP: 0.00``): two or more such names, none of them something else
     (``NOT_LETTER_LOSS``: ``X:``, ``P:``), on a line that names no loss, loss scale or grad norm
     otherwise, are its losses (``g_loss``, ``d_loss``, ``gp_loss``: components, none the total)."""
     if any(role(k) in VALUE_ROLES for k in fields):
         return fields
-    keys = {k for m in _LETTER_KEY.finditer(text)
+    keys = {k for m in LETTER_KEYS.finditer(text)
             if (k := m.group(1).lower()) in fields and k not in NOT_LETTER_LOSS and role(k) is None}
     if len(keys) < 2:
         return fields

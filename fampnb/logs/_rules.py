@@ -92,7 +92,7 @@ from fampnb.logs._steps import YOLO_EPOCH as _YOLO_EPOCH
 from fampnb.logs._steps import ZH_EPOCH as _ZH_EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
-from fampnb.logs._vocab import LETTER_KEY
+from fampnb.logs._vocab import LETTER_KEYS as _LETTER_KEY
 from fampnb.logs._vocab import LOG2_SCALE_KEYS as _LOG2_KEYS
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
 from fampnb.logs._vocab import role as _role
@@ -113,8 +113,6 @@ PREFILTER = tuple(dict.fromkeys(_ROLE_WORDS + (
     "training complete", "training finished", "finished training", "training done",
     "training started", "found", "assert", "traceback (most recent call last)",
     "keyboardinterrupt")))
-#: losses named by capitals (``G: 1.51 | D: 0.21``): a record the prefilter's words miss
-_LETTER_KEY = re.compile(LETTER_KEY)
 #: an HF Trainer dict of finite numbers under the keys the dict rule reads (``_hf_plain``)
 _HF_KEY_NUM = r"'(?:loss|grad_norm|learning_rate|epoch)': -?\d+(?:\.\d+)?(?:e[-+]\d+)?"
 _HF_PLAIN = re.compile(r"\{" + _HF_KEY_NUM + "(?:, " + _HF_KEY_NUM + r")*\}")
@@ -236,6 +234,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     low = _lower(text)
     if low.startswith(_TF_LOGGER):
         st.seen["tensorflow"] = 1       # TensorFlow's own logger: the records are a TF run's
+    # (losses named by capitals, ``G: 1.51 | D: 0.21``: a record the prefilter's words miss)
     if not _has(low, PREFILTER) and not (": " in text and _LETTER_KEY.search(text)):
         return flushed
     if flushed:

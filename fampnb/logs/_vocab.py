@@ -26,8 +26,8 @@ import math
 import re
 from functools import lru_cache
 
-__all__ = ["ROLES", "VALUE_ROLES", "WORDS", "RECORD_WORDS", "LETTER_KEY", "NOT_LETTER_LOSS",
-           "role", "summary", "TOTAL_LOSS", "whole_loss",
+__all__ = ["ROLES", "VALUE_ROLES", "WORDS", "RECORD_WORDS", "LETTER_KEY", "LETTER_KEYS",
+           "NOT_LETTER_LOSS", "role", "summary", "TOTAL_LOSS", "whole_loss",
            "LOG2_SCALE_KEYS", "pick_loss", "loss_key", "record"]
 
 ROLES = ("loss", "ppl", "error", "scale", "log2_scale", "grad_norm", "step", "epoch", "lr")
@@ -91,6 +91,7 @@ RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", 
 #: PytorchSSD's ``L: nan C: nan``): a pattern on the line as written (case decides), for the
 #: record reader (``fampnb.logs._fields.letter_losses``) and the fast reader's record-like test
 LETTER_KEY = r"(?<![\w.])([A-Z]{1,2}):\s*(?=[-+]?(?:\d|\.\d|(?i:nan|inf)))"
+LETTER_KEYS = re.compile(LETTER_KEY)
 #: capitals that name other things (coordinates, sizes, counts, precision and recall, units, ids)
 NOT_LETTER_LOSS = frozenset({"ap", "ar", "p", "r", "x", "y", "z", "w", "h", "n", "it", "id", "ok",
                              "kb", "mb", "gb", "tb", "ms", "us", "ns"})
