@@ -83,9 +83,6 @@ KNOWN_MISSES = {
         "one loss of 0.0 with a finite, non-zero grad norm: TRL's GRPO/DPO print healthy steps so",
     "heldout31/rich-box-value-inf_holosoma_25.log":
         "PPO's value loss printed as a bare 'Value: inf' (no loss name) beside a finite actor_loss",
-    "heldout41/wespeaker-table-epoch149_wespeaker_396.log":
-        "WeSpeaker's table rows without their header (the window starts below it): numbers under "
-        "no name are nobody's loss",
     "heldout42/custom-print-arrows_realNVP_2.log":
         "six end-of-training summaries, every one NaN, with no step: the first record of the log "
         "is NaN, which the rules read as a NaN from the start",
@@ -211,9 +208,6 @@ KNOWN_MISSES = {
     "heldout116/mgmatting-headless-record-healthy_MGMatting_13.log":
         "one record whose losses are named REC, COMP and LAP (reconstruction, composition, "
         "Laplacian): no name the vocabulary gives a role, and one line",
-    "heldout117/chainer-printreport-plateau_see_67.log":
-        "Chainer's report rows without their header (the window starts below it): numbers under "
-        "no name are nobody's loss",
     "heldout118/dreamerv3-rich-rule-scaler-healthy_dreamerv3_46.log":
         "one wrapped DreamerV3 line of action statistics, cut before its losses: no record",
     "heldout118/dreamerv3-wrapped-metrics-grad-overflow_dreamerv3_19.log":
@@ -251,27 +245,18 @@ KNOWN_MISSES = {
     "heldout131/paddle-fluid-benchmark-pass-nan-empty-slice_Paddle_12193.log":
         "the NaN losses are numpy's mean of an empty list ('Mean of empty slice' right before "
         "them), which the lines print as a loss; by its step the NaN is at the start",
-    "heldout131/nolearn-lasagne-table-nan-epoch12_Lasagne_241.log":
-        "nolearn's table rows without their header (the window starts below it): numbers under "
-        "no name are nobody's loss",
     "heldout136/pipe-retinanet-transient-nan-avg_retinanet.pytorch_3.log":
         "one NaN record, then finite train_loss records again: the running avg_loss that stays NaN "
         "and the cls_loss frozen at 16.118 are components, not the record's loss",
     "heldout137/tf1-tfprint-crosse-nan-batch205_stackoverflow-org-cn_33641799.log":
         "TensorFlow's tf.Print lines carry the user's own label with the value in brackets "
         "('CrossE[1796.0872]', 'CrossE[nan]'): a label that names no loss",
-    "heldout142/fno-bare-epoch-columns-healthy_neuraloperator_57.log":
-        "rows of bare numbers (the epoch, then four unnamed columns, no header in the paste): "
-        "numbers under no name are nobody's loss",
     "heldout143/ngcf-train-eq-healthy_LightGCN-PyTorch_19.log":
         "NGCF's records write the total as its sum under the bare name 'train' "
         "('train==[266.12308=265.91809 + 0.20498]'): no name says loss",
     "heldout145/stanza-tokenizer-steps_stanza_453.log":
         "finite records to the last step (100/100), then a traceback from the predict mode that "
         "follows: the lines do not say that training had ended before the exception",
-    "heldout145/parlai-fp16-loss-scalar-table_ParlAI_3186.log":
-        "ParlAI's report is a pandas table wrapped into name and value lines with '\\' "
-        "continuations: no reader joins its columns to their values",
     "heldout146/pysot-multiline-finite-explosion_CRM_12.log":
         "a classification loss of 1.6e6 to 4.3e9 from the first record of the window, no NaN: "
         "below the astronomical mark, and no smaller loss before it to measure an explosion from",

@@ -97,6 +97,8 @@ class LineState:
     nan_check: int | None = None        # the last traceback line that asserts there is no NaN
     header: tuple[str, list[str]] | None = None   # a CSV/TSV/table header row: (delimiter, names)
     header_text: str = ""               # ... as written (lower case): an aligned one's columns
+    named: bool = False                 # a loss record under a name was read (then a row of
+    #                                     bare numbers is something else: ``_fields.bare_row``)
 
 
 def _f(text: str) -> float:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from fampnb.logs._event import NUM as _NUM
 from fampnb.logs._event import Event, LineState, _c, _f
 from fampnb.logs._notation import exact_zero, number, pairs
-from fampnb.logs._num import FIELD_KEY
+from fampnb.logs._num import BARE_ROW, FIELD_KEY
 from fampnb.logs._triggers import RECORD_WORDS as _RULE_FIELDS
 from fampnb.logs._vocab import (
     LETTER_KEYS,
@@ -29,7 +29,7 @@ from fampnb.logs._vocab import loss_key as _vocab_loss_key
 from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
-__all__ = ["records", "hf", "hf_fields", "framework_of", "pick_loss", "table_row", "kv_values",
+__all__ = ["records", "bare_row", "hf", "hf_fields", "framework_of", "pick_loss", "table_row", "kv_values",
            "numbers",
            "evaluation", "eval_record", "eval_rule", "field_row",
            "log2_scale", "zero_written", "LOG2_SCALE_KEYS"]
@@ -87,6 +87,8 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
         _history(low[m.end(1):], st, ev)
     elif "score at iteration" in low and (m := _DL4J.search(low)):
         _stepped(st, ev, "dl4j-score", m.group(1), m.group(2))   # (Deeplearning4j's loss: its score)
+    elif not out and (m := bare_row(low, st)) is not None:
+        _bare(m, st, ev)
     elif not out or out[-1].kind in ("scale", "skip") or out[-1].rule == "out-of-memory":
         # (a line with quoted keys that is no HF dict, ``'loss': '9.35'`` with quoted values
         # among ``iter: 3700, lr: ...`` fields, is read as a record in any notation; so is a bar
@@ -116,6 +118,48 @@ _PAIR_ITEM = re.compile(r"\((\d{1,12}),\s*(" + _NUM + r")\)")
 #: Deeplearning4j's ``ScoreIterationListener``: ``Score at iteration 60 is NaN`` (the score is the
 #: network's loss)
 _DL4J = re.compile(r"\bscore at iteration (\d+) is (" + _NUM + ")")
+
+
+_BARE = _c(BARE_ROW)
+_BARE_CELL = re.compile(r"\[[^\]]*\]|[^\s|]+")
+
+
+def bare_row(low: str, st: LineState) -> re.Match[str] | None:
+    """A row of numbers under no name (``_num.BARE_ROW``), read only where no header is in force
+    and no loss under a name was read before it (after one, bare numbers are something else: a
+    classification report, a printed array)."""
+    if st.header is not None or st.named or not (low[:1].isdigit() or low[:1] in " [|"):
+        return None
+    return _BARE.match(low)
+
+
+def _bare(m: re.Match[str], st: LineState, ev: object) -> None:
+    """The record of a bare row: the integers that lead it count (the last the step, the first
+    the epoch when there are two or more: Chainer's ``epoch iteration main/loss ...``); a column
+    without a name may be any value, so the record's loss is the row's first non-finite number
+    (WeSpeaker's ``| 3| 300| 0.54052| 0| nan| 17.698|``: the learning rate and the margin come
+    first), else the first number after the integers (a bracketed list: its first non-finite
+    element, else its sum: DeepXDE's loss terms)."""
+    lead = [int(m.group(1)[:12])]
+    values: list[float] = []
+    for cell in _BARE_CELL.findall(m.group(2)):
+        if not values and cell.isdigit():
+            lead.append(int(cell[:12]))
+            continue
+        items = [_f(x) for x in re.findall(_NUM, cell)] if cell.startswith("[") else [_f(cell)]
+        bad = [x for x in items if not math.isfinite(x)]
+        values.append(bad[0] if bad else math.fsum(items))
+    if not values:
+        return
+    bad = [x for x in values if not math.isfinite(x)]
+    loss = bad[0] if bad else values[0]
+    step = lead[-1]
+    epoch = lead[0] if len(lead) > 1 else None
+    st.step = step
+    if epoch is not None:
+        st.epoch = epoch
+    ev("loss" if math.isfinite(loss) else "nan", "generic", "bare-row",  # type: ignore[operator]
+       loss=loss, step=step, explicit=True, **({"epoch": epoch} if epoch is not None else {}))
 
 
 def _stepped(st: LineState, ev: object, rule: str, step_text: str, loss_text: str) -> None:

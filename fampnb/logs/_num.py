@@ -7,7 +7,7 @@ A module of its own that imports nothing but ``math``: the doctor forks its read
 
 import math
 
-__all__ = ["NUM", "FIELD_KEY", "SOFTMAX_FLOOR", "nonfinite"]
+__all__ = ["NUM", "FIELD_KEY", "BARE_ROW", "SOFTMAX_FLOOR", "nonfinite"]
 
 #: a number as logs print it: ints, floats, scientific, and the non-finite spellings ``nan``,
 #: ``-nan``, ``nan.0`` (Lightning bars), ``inf``, ``-inf``, ``infinity``, ``nanxxx``/``infxxx``
@@ -22,6 +22,16 @@ NUM = (r"[-+]?(?:nan(?:x+|[.\d]+)?|inf(?:inity)?(?:x+|[.\d]+)?|1\.#(?:qnan|snan|
 #: the name of a field that stands alone on an indented line (``fampnb.logs._fields.field_row``;
 #: the fast reader picks whole blocks of such lines): up to four words (searched lower-cased)
 FIELD_KEY = r"[a-z_][\w./\-]*(?: [a-z_][\w./\-]*){0,3}"
+
+#: a row of a table whose header is not in the log (the window starts below it, or the trainer
+#: prints none): a counter, then three or more numbers under no name, split by spaces or ``|``
+#: (``9  3800  2.1011  0  9.88773e-05``, WeSpeaker's ``| 149| 1000| 0.01728| ...|``, DeepXDE's
+#: ``2000  [nan]  [nan]  [nan]``: a cell may be a bracketed list), a logger's bracketed prefix
+#: before it and a duration in seconds (``431.44s``) after it allowed (searched lower-cased; the
+#: rules read it, ``fampnb.logs._fields``, and the fast reader counts it a record line)
+_CELL = r"(?:" + NUM + r"|\[\s*" + NUM + r"(?:\s*,\s*" + NUM + r")*\s*\])"
+BARE_ROW = (r"^(?:\[[^\]\n]{0,80}\]\s*-?\s*)?\|?\s*(\d{1,9})((?:(?:\s*\|\s*|\s+)" + _CELL
+            + r"){3,})(?:\s+\d+(?:\.\d+)?s)?\s*\|?\s*$")
 
 
 #: -ln(FLT_MIN): Caffe's softmax loss clamps the true class's probability at float32's smallest

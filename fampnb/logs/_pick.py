@@ -36,7 +36,7 @@ import re
 from itertools import compress, count
 
 from fampnb.logs import _ansi
-from fampnb.logs._num import FIELD_KEY, SOFTMAX_FLOOR
+from fampnb.logs._num import BARE_ROW, FIELD_KEY, SOFTMAX_FLOOR
 from fampnb.logs._triggers import MESSAGE_WORDS
 from fampnb.logs._vocab import LETTER_KEY, RECORD_WORDS
 from fampnb.logs._wrap import wrap_head
@@ -60,7 +60,8 @@ RARE = re.compile(
 CONTEXT = re.compile(rb"(?i)grad overflow on iteration|traceback|error|exception|warning")
 #: a record-like line: a word of the names of a record's values (``fampnb.logs._vocab``)
 LOSSY = re.compile(rb"(?i)" + b"|".join(re.escape(w.encode()) for w in RECORD_WORDS)
-                   + rb"|(?-i:" + LETTER_KEY.encode() + rb")")   # (losses named by capitals)
+                   + rb"|(?-i:" + LETTER_KEY.encode() + rb")"   # (losses named by capitals)
+                   + rb"|" + BARE_ROW.encode())                  # (numbers under no name)
 #: a printed scale (also a ``| loss_scale | 1024 |`` table row, ``lg_loss_scale`` included)
 SCALE = re.compile(rb"(?i)(?:loss[ _]scale|grad[ _]scale|cur_scale|(?<![a-z_])scale)['\"]?\s*[:=|]?\s*"
                    rb"['\"]?([-+0-9.eE]+)")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
+from fampnb.logs._fields import bare_row as _bare_row
 from fampnb.logs._fields import eval_record as _eval_record
 from fampnb.logs._fields import eval_rule as _eval_rule
 from fampnb.logs._fields import evaluation as _evaluation
@@ -165,6 +166,16 @@ def _scale_kind(before: float, after: float) -> str:
 
 
 def parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
+    """Events of one segment of a physical line (see ``_parse_segment``); ``st.named`` is set
+    once a loss record under a name has been read (a row of bare numbers after it is not read
+    as a record: ``_fields.bare_row``)."""
+    out = _parse_segment(text, line_no, st)
+    if out and not st.named:
+        st.named = any(e.kind in ("loss", "nan") and e.rule != "bare-row" for e in out)
+    return out
+
+
+def _parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
     """Events of one segment of a physical line (``\\r``-separated parts are parsed apart).
 
     Two-cell table rows (``| loss | nan |``) are collected in ``st`` and read as one record when
@@ -235,7 +246,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if low.startswith(_TF_LOGGER):
         st.seen["tensorflow"] = 1       # TensorFlow's own logger: the records are a TF run's
     # (losses named by capitals, ``G: 1.51 | D: 0.21``: a record the prefilter's words miss)
-    if not _has(low, PREFILTER) and not (": " in text and _LETTER_KEY.search(text)):
+    if (not _has(low, PREFILTER) and not (": " in text and _LETTER_KEY.search(text))
+            and _bare_row(low, st) is None):
         return flushed
     if flushed:
         return flushed + _segment(text, line_no, st, may_wrap)
