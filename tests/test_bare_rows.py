@@ -95,3 +95,12 @@ def test_scan_reads_bare_rows_as_parse_does_in_a_long_log() -> None:
     assert ((fast.verdict, fast.check, fast.first_nan_line, fast.first_nan_step)
             == (full.verdict, full.check, full.first_nan_line, full.first_nan_step))
     assert full.verdict == "no-scaler" and full.first_nan_step == 31000, full.reason
+
+
+def test_a_growing_unnamed_column_is_no_explosion() -> None:
+    """Which column of a bare row is the loss is not known: an elapsed time in the first
+    non-integer column grows a thousandfold in a long run, and that is no diverging loss."""
+    rows = [f"{k:<5d} {0.9 + 1020.0 * k:<12.3f} {1.2 - 0.001 * k:<9.6g} 0.0001"
+            for k in range(12)]     # (0.9 s after the first epoch, then 1021 s after the second)
+    d = _both(rows)
+    assert d.verdict == "healthy", d.reason

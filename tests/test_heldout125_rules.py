@@ -68,6 +68,7 @@ def test_a_commented_header_parts_its_names_by_single_spaces() -> None:
               if e.kind != "note"]
     assert [e.step for e in events][:3] == [0, 20, 40] and events[-1].kind == "nan"
     assert _both(["#Iters Seconds TrainingLoss LearningRate"] + rows).verdict == "no-scaler"
-    # uncommented, single-spaced names stay prose
-    assert not [e for e in logs.parse(["Iters Seconds TrainingLoss LearningRate"] + rows[:3])
-                if e.kind != "note"]
+    # uncommented, single-spaced names stay prose: the rows under them are numbers under no name
+    # (``test_bare_rows``), not values of those names
+    assert {e.rule for e in logs.parse(["Iters Seconds TrainingLoss LearningRate"] + rows[:3])
+            if e.kind != "note"} == {"bare-row"}

@@ -252,8 +252,10 @@ class NanTracker:
     def _explosion(self, ev: Event, log: LogTracker) -> None:
         """A finite training loss EXPLODE times the largest before it, or EXPLODE times where a
         climb of at most CLIMB_RECORDS records, each above the one before, started (and at least
-        EXPLODE_AT): the divergence that ends in a NaN, before the NaN is printed."""
-        if ev.loss is None:
+        EXPLODE_AT): the divergence that ends in a NaN, before the NaN is printed.  A row of
+        numbers under no name (``rule="bare-row"``) is left out: which of its columns is the loss
+        is not known (an elapsed time grows a thousandfold in a long run)."""
+        if ev.loss is None or ev.rule == "bare-row":
             return
         size = abs(ev.loss)
         self.climb = self.climb + [size] if self.climb and size > self.climb[-1] else [size]

@@ -87,6 +87,8 @@ def records(text: str, low: str, st: LineState, ev: object, out: list[Event],
         _history(low[m.end(1):], st, ev)
     elif "score at iteration" in low and (m := _DL4J.search(low)):
         _stepped(st, ev, "dl4j-score", m.group(1), m.group(2))   # (Deeplearning4j's loss: its score)
+    elif "fit progress: (" in low and (m := _FLOWER.search(low)):
+        _stepped(st, ev, "flower-fit-progress", m.group(1), m.group(2))
     elif not out and (m := bare_row(low, st)) is not None:
         _bare(m, st, ev)
     elif not out or out[-1].kind in ("scale", "skip") or out[-1].rule == "out-of-memory":
@@ -113,6 +115,12 @@ _DARKNET = re.compile(r"(?:^|\|)\s*(\d{1,12}): (" + _NUM + r"), (" + _NUM + r") 
 #: losses_centralized [(0, 722.71), (1, nan), (2, nan)]``): a record per pair, at its step
 _HISTORY = re.compile(r"([a-z][\w./-]*)\s*:?\s*\[\(\d+,\s*(?:" + _NUM + r")\)")
 _PAIR_ITEM = re.compile(r"\((\d{1,12}),\s*(" + _NUM + r")\)")
+
+
+#: Flower's server after each round (``flwr.server``: ``log(INFO, "fit progress: (%s, %s, %s, %s)",
+#: current_round, loss_cen, metrics_cen, elapsed)``): the round and the loss the strategy's
+#: evaluation gave, the run's loss as in its loss history (``_HISTORY``)
+_FLOWER = re.compile(r"fit progress: \((\d{1,12}), (" + _NUM + r"),")
 
 
 #: Deeplearning4j's ``ScoreIterationListener``: ``Score at iteration 60 is NaN`` (the score is the
@@ -155,9 +163,7 @@ def _bare(m: re.Match[str], st: LineState, ev: object) -> None:
     loss = bad[0] if bad else values[0]
     step = lead[-1]
     epoch = lead[0] if len(lead) > 1 else None
-    st.step = step
-    if epoch is not None:
-        st.epoch = epoch
+    st.step = step          # (the epoch is the row's own: not the one later lines are in)
     ev("loss" if math.isfinite(loss) else "nan", "generic", "bare-row",  # type: ignore[operator]
        loss=loss, step=step, explicit=True, **({"epoch": epoch} if epoch is not None else {}))
 

@@ -152,6 +152,21 @@ def _name(key: str) -> str:
 _VALUE_FIRST = re.compile(r"(?:^|,)\s*(" + NUM + r") (loss|lr)\s*(?=,|$)")
 
 
+#: names listed, then their values listed (kGCN's federated trainer: ``val, round, loss, acc, auc
+#: ===> 002, 0.88136, 0.54241, 0.55131,``; ``(loss, acc) = (0.52, 0.81)``): the values are the last
+#: names' in order (a name before them without a value labels the record: ``val``, ``train``)
+_LISTED = re.compile(r"(?<![\w.])\(?(" + _KEY + r"(?:\s*,\s*" + _KEY + r")+)\)?\s*(?:=+>|-+>|=)\s*"
+                     r"\(?(" + NUM + r"(?:\s*,\s*" + NUM + r")+)\s*,?\s*\)?\s*(?:$|[,;|])")
+
+
+def _listed(m: re.Match[str]) -> dict[str, str]:
+    names = [_name(n.strip()) for n in m.group(1).split(",")]
+    values = [v.strip() for v in m.group(2).split(",")]
+    if not 0 <= len(names) - len(values) <= 1:
+        return {}
+    return dict(zip(names[len(names) - len(values):], values))
+
+
 #: a value named with the step it was taken at (TensorFlow's tutorials and the KGE trainers:
 #: ``Average loss at step 2000: 4.36``, ``Training average loss at batch 100: nan``)
 _AT_STEP = re.compile(r"(?<![\w.])(" + _KEY + r"(?: " + _KEY + r"){0,3}) at (step|batch|iteration|iter"
@@ -167,14 +182,17 @@ _DECIMAL_PAIR = re.compile(r"(\d\.\d+(?:e[-+]?\d+)?)\s*/\s*[-+]?\d*\.\d+(?:e[-+]
 def pairs(low: str) -> dict[str, str]:
     """``{name: value text}`` of the ``key <sep> number`` fields of a lower-cased line (the first
     value of each name; of two decimals split by ``/``, the first: ``_DECIMAL_PAIR``), of ``name
-    at step N: number`` (``_AT_STEP``: the name's value, and N the step's), and of ``number loss``
-    fields between commas (``_VALUE_FIRST``)."""
+    at step N: number`` (``_AT_STEP``: the name's value, and N the step's), of names listed before
+    their values (``_LISTED``), and of ``number loss`` fields between commas (``_VALUE_FIRST``)."""
     out: dict[str, str] = {}
     if "/" in low and "." in low:
         low = _DECIMAL_PAIR.sub(r"\1", low)
     if " at " in low and (m := _AT_STEP.search(low)):
         out[_name(m.group(1))] = m.group(4)
         out[m.group(2)] = m.group(3)
+        low = low[:m.start()] + low[m.end():]
+    if "," in low and (m := _LISTED.search(low)):
+        out.update(_listed(m))
         low = low[:m.start()] + low[m.end():]
     for m in _PAIR.finditer(low):
         name = _name(m.group("key") or m.group("bkey"))

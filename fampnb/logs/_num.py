@@ -14,9 +14,11 @@ __all__ = ["NUM", "FIELD_KEY", "BARE_ROW", "SOFTMAX_FLOOR", "nonfinite"]
 #: (a format's fill character after a non-finite value: PaddleOCR prints ``{:x<6f}``; a finite
 #: value there has six decimals, so only ``nan``/``inf`` get filled), ``nan.08`` (a status line
 #: rewritten in place, ``print(..., end="\r")``: the shorter ``nan`` leaves the end of the longer
-#: value it overwrote) and the Microsoft C runtime's ``1.#QNAN``, ``-1.#IND``, ``1.#INF`` (with
-#: ``printf``'s zeros: ``1.#QNAN000``; CNTK, Caffe and darknet on Windows) (searched lower-cased)
-NUM = (r"[-+]?(?:nan(?:x+|[.\d]+)?|inf(?:inity)?(?:x+|[.\d]+)?|1\.#(?:qnan|snan|ind|inf)0*"
+#: value it overwrote), ``0000nan`` (a zero-padded format pads a NaN as it pads a number: a
+#: TensorFlow user's ``Step 80 (23.64%): loss = 0000nan``) and the Microsoft C runtime's
+#: ``1.#QNAN``, ``-1.#IND``, ``1.#INF`` (with ``printf``'s zeros: ``1.#QNAN000``; CNTK, Caffe and
+#: darknet on Windows) (searched lower-cased)
+NUM = (r"[-+]?(?:0*nan(?:x+|[.\d]+)?|0*inf(?:inity)?(?:x+|[.\d]+)?|1\.#(?:qnan|snan|ind|inf)0*"
        r"|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)")
 
 #: the name of a field that stands alone on an indented line (``fampnb.logs._fields.field_row``;
@@ -41,8 +43,8 @@ SOFTMAX_FLOOR = 126 * math.log(2.0)
 
 
 def nonfinite(text: str) -> float:
-    """The value of a matched non-finite spelling with something after it (``nan.0``, ``nanxxx``,
-    ``-inf.08``, ``1.#QNAN000``: see ``NUM``): NaN or an infinity of its sign."""
-    t = text.lstrip("+-")
+    """The value of a matched non-finite spelling with something around it (``nan.0``, ``nanxxx``,
+    ``-inf.08``, ``0000nan``, ``1.#QNAN000``: see ``NUM``): NaN or an infinity of its sign."""
+    t = text.lstrip("+-").lstrip("0")
     value = float("nan") if t.startswith(("nan", "1.#q", "1.#s", "1.#ind")) else float("inf")
     return -value if text.startswith("-") else value

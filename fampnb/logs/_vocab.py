@@ -65,7 +65,8 @@ for _names, _role in (*ZH_NAMES,
     (("grad_norm", "gnorm", "grad norm", "gradient norm", "gradient_norm", "total_norm",
       "grad-norm", "grad_norm_total", "gradnorm", "g_norm"), "grad_norm"),
     (("step", "steps", "global_step", "global step", "iter", "iters", "iteration", "batch",
-      "num_updates", "update", "updates", "_step", "up.", "#", "tick"), "step"),
+      "num_updates", "update", "updates", "_step", "up.", "#", "tick", "round", "server_round"),
+     "step"),   # (federated learning counts rounds: ``round, loss, acc ===> 003, 0.82, 0.39``)
     # (Marian: ``Up. 535500``; spaCy v3's table: ``E    #    LOSS NER``; StyleGAN's training loop:
     # ``tick 1401  kimg 5738.6  time 1d 06h 06m ...``)
     (("epoch", "epochs", "pass", "ep.", "ep"), "epoch"),  # (PaddlePaddle: ``Pass 0, batch 100``;
@@ -85,7 +86,8 @@ RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", 
                 "cost", "smoothl1", "likelihood", "score at iteration", "损失", "轮",
                 " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
                 " l_",      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
-                "l1:", "l1=")   # (EDSR's ``[L1: 5.9633]``: the loss named by its kind)
+                "l1:", "l1=",   # (EDSR's ``[L1: 5.9633]``: the loss named by its kind)
+                "fit progress: (")  # (Flower's server: ``fit progress: (3, 11.009, {...}, 307.7)``)
 #: losses named by one or two capital letters, before ``:`` and a number (lucidrains' GAN trainers
 #: ``G: 1.51 | D: 0.21 | GP: 0.00 | PL: 0.00``, yolact's ``B: 4.292 | C: 2.520 | ... | T: 12.029``,
 #: PytorchSSD's ``L: nan C: nan``): a pattern on the line as written (case decides), for the
@@ -203,8 +205,8 @@ def pick_loss(pairs: dict[str, float]) -> float | None:
 #: step names, most specific first (fairseq's JSON ``update`` is a fractional epoch, its
 #: ``num_updates`` the step)
 _STEP_ORDER = ("global_step", "global step", "num_updates", "step", "steps", "_step", "iteration",
-               "iter", "iters", "updates", "update", "up.", "batch", "#", "tick",
-               *(n for names, r in ZH_NAMES if r == "step" for n in names))
+               "iter", "iters", "updates", "update", "up.", "batch", "#", "tick", "server_round",
+               "round", *(n for names, r in ZH_NAMES if r == "step" for n in names))
 
 
 def record(pairs: dict[str, float]) -> dict[str, float]:
