@@ -491,6 +491,9 @@ _HELD = Path(__file__).parent / "data"
 #: for each check of the chain: lines it decides, or a held-out file it decides, and the verdict
 CHAIN_CASES = {
     "min-scale-error": ("heldout7/icefall-amp_ZipVoice_17.log", "overflow"),
+    "nan-before-backoffs": (["Epoch: [0 ] [  0/179] learning_rate: 0.000000 loss: nan"]
+                            + [f"Found inf or nan, current scale is: {2.0 ** k}, decrease to: "
+                               f"{2.0 ** k}*0.5" for k in range(10, 0, -1)], "data"),
     "failed-backoffs": ("heldout/apex_apex_715.log", "overflow"),
     "stuck-at-floor": ("heldout/deepspeed_DeepSpeed_697.log", "overflow"),
     "overflow-at-fixed-scale": ([line for k, x in enumerate(["11.7", "8.8", "8712.6"], 1)
@@ -509,6 +512,8 @@ CHAIN_CASES = {
     "nan-input": ([_HF.format(2.0 - i / 100) for i in range(5)]
                   + ["WARNING : Skipping sample 3 because of 512 NaN in input_tokens.",
                      _HF.format(1.9)], "data"),
+    "nan-beside-finite-eval": ([f"epoch {k} train_loss=nan val_loss={1.0 / k:.4f}"
+                                for k in range(1, 5)], "unknown"),
     "lasting-nan": ("heldout/lightning_RePlay_90.log", "no-scaler"),
     "scale-below-one": ("heldout3/guided-diffusion_SegDiff_20.log", "overflow"),
     "silent-scaler-stuck": ([f"{{'loss': 2.5, 'grad_norm': nan, 'epoch': {i / 100:.2f}}}"

@@ -54,10 +54,15 @@ def test_yolo_nan_in_the_first_epoch_is_data() -> None:
 
 
 def test_bare_box_obj_cls_columns_elsewhere_are_not_losses() -> None:
-    # the same names without YOLO's gpu_mem column are nobody's loss: no record
+    # the same names without YOLO's gpu_mem column are nobody's loss: no record under them; the
+    # row is numbers the vocabulary names nothing, read as such (``test_bare_rows``: its NaN is
+    # the row's, at the epoch that leads it), not as box/obj/cls losses
     head = "     epoch       box       obj       cls    labels"
     row = "         3   0.04211       nan   0.01122         4"
-    assert [e for e in logs.parse([head, row]) if e.kind in ("loss", "nan")] == []
+    assert [(e.rule, e.step) for e in logs.parse([head, row]) if e.kind in ("loss", "nan")] == [
+        ("bare-row", 3)]
+    assert [e for e in logs.parse([head, row.replace("nan", "0.9")])
+            if e.kind in ("loss", "nan") and e.rule != "bare-row"] == []
 
 
 # ---- ranks that disagree -------------------------------------------------------------------

@@ -93,6 +93,24 @@ def min_scale_error(c: Case) -> Finding | None:
     return Finding("overflow", f"{said}: {e.text.strip()[:160]}", "certain")
 
 
+def nan_before_backoffs(c: Case) -> Finding | None:
+    """The first record is already NaN, at the start, before the first backoff, and no finite
+    loss follows (PaddleDetection's ``loss: nan`` at learning rate 0, then ``Found inf or nan,
+    current scale is: 1024.0, decrease to: 1024.0*0.5`` down to 1): the scaler meets non-finite
+    values at every scale, which no scale fixes (section 7: treat it like a data case)."""
+    nan = c.acc.nan
+    if (not c.failures or c.lasting is None or nan.first_nan is None or nan.finite
+            or not nan.first_nan_explicit_early or nan.first_nan_rec):
+        return None
+    r = c.failures[0][0]
+    if r.first.line_no <= nan.first_nan.line_no:
+        return None
+    c.evidence += [nan.first_nan, r.first, r.last]
+    return Finding("data", f"NaN from the first record ({_where(nan.first_nan, c)}), before the "
+                   "first backoff, and no finite loss after it: the scaler then halves at every "
+                   "scale, which no scale fixes")
+
+
 def failed_backoffs(c: Case) -> Finding | None:
     if not c.failures:
         return None
@@ -230,6 +248,21 @@ def nan_input(c: Case) -> Finding | None:
                    f"{e.text.strip()[:120]}")
 
 
+def nan_beside_finite_evaluation(c: Case) -> Finding | None:
+    """Every NaN training record carries a finite evaluation loss, two or more of them, and that
+    loss moves from one to the next (Keras's ``loss: nan - ... - val_loss: 0.2637``, then
+    ``0.2188``: evaluated again, not a value held over): NaN weights would make the evaluation NaN
+    too, so the NaN is in the training loss as printed (a metric averaged across devices, a masked
+    sample), not in the model: no verdict on the run from it."""
+    nan = c.acc.nan
+    if c.lasting is None or nan.nan_eval_finite < 2 or nan.nan_eval_moved < 1:
+        return None
+    c.evidence.append(c.lasting)
+    return Finding("unknown", f"the training loss reads NaN from {_where(c.lasting, c)} while the "
+                   "evaluation loss beside it stays finite on every record: NaN weights would make "
+                   "it NaN too, so the NaN is in the printed training loss, not in the model")
+
+
 def lasting_nan(c: Case) -> Finding | None:
     if c.lasting is None:
         return None
@@ -274,8 +307,13 @@ def nonfinite_grad_error(c: Case) -> Finding | None:
     e = next((e for e in c.acc.log.fatal if e.rule == "nonfinite-grad"), None)
     if e is None:
         return None
-    early = c.acc.nan.finite <= 1
     c.evidence.append(e)
+    if c.acc.nan.finite == 0 and not c.acc.log.start_seen:
+        # (an ending message with no record and no start of training before it: when in the run
+        # the gradients went bad, the lines do not say, as for the other ending messages)
+        return Finding("unknown", "an error says the gradients are not finite, but no record or "
+                       "start of training before it says how far the run had got")
+    early = c.acc.nan.finite <= 1
     return Finding("data" if early else "no-scaler",
                    "an error says the gradients are not finite, with no loss scaler to absorb "
                    "them (fairseq bf16/fp32: 'gradients are Nan/Inf'; DyNet: 'Magnitude of "
@@ -570,6 +608,7 @@ def healthy(c: Case) -> Finding:
 #: the chain, in order: the first check that finds decides
 CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("min-scale-error", min_scale_error),
+    ("nan-before-backoffs", nan_before_backoffs),
     ("failed-backoffs", failed_backoffs),
     ("stuck-at-floor", stuck_at_floor),
     ("overflow-at-fixed-scale", overflow_at_fixed_scale),
@@ -578,6 +617,7 @@ CHECKS: tuple[tuple[str, Callable[[Case], Finding | None]], ...] = (
     ("silent-skips-into-nan", silent_skips_into_nan),
     ("overflow-skips-at-nan", overflow_skips_at_nan),
     ("nan-input", nan_input),
+    ("nan-beside-finite-eval", nan_beside_finite_evaluation),
     ("lasting-nan", lasting_nan),
     ("scale-below-one", scale_below_one),
     ("silent-scaler-stuck", silent_scaler_stuck),

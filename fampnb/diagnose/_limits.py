@@ -40,7 +40,8 @@ TARGET_ONLY = frozenset({"apex-overflow", "fairseq-overflow", "apex-legacy-overf
 SAID_AT_MINIMUM = frozenset({"marian-at-minimum"})
 #: NaN messages that end a run (no step of their own): see ``early``
 ENDING_RULES = frozenset({"tf-nan-loss", "tf-check-numerics", "anomaly", "nan-assert",
-                          "nan-kernel-assert", "nan-detected", "nan-distribution"})
+                          "nan-kernel-assert", "nan-detected", "nan-distribution",
+                          "loss-became-nan"})
 
 
 def floored(loss: float | None) -> bool:

@@ -144,6 +144,9 @@ class NanTracker:
         self.floored: Event | None = None   # the first loss read as SOFTMAX_FLOOR (non-finite)
         self.frozen = 0                   # finite records since the last NaN, all one value
         self.frozen_at: float | None = None  # ... that value (None: they differ, or none yet)
+        self.nan_eval_finite = 0          # NaN records, each beside a finite evaluation loss
+        #                                   (-1: one NaN record had none, or a NaN one)
+        self.nan_eval_moved = 0           # ... of which that loss differs from the one before
 
     def evaluation(self, ev: Event) -> None:
         """An evaluation's record of its own (``rule="eval-loss"``): not a training record, but
@@ -181,6 +184,10 @@ class NanTracker:
             self.eval_nan_first = self.eval_nan_first or ev
         elif ev.rule == "loss-eval":
             self.eval_finite += 1
+        if bad and self.nan_eval_finite >= 0:   # (NaN training records beside finite evaluations)
+            finite = ev.rule in ("nan-eval-finite", "nan-eval-moved")
+            self.nan_eval_finite = self.nan_eval_finite + 1 if finite else -1
+            self.nan_eval_moved += ev.rule == "nan-eval-moved"
         if not bad and ev.loss == 0.0 and ev.exact_zero:
             self.first_zero = self.first_zero or ev
             if self.zero_run == 0:

@@ -99,6 +99,8 @@ class LineState:
     header_text: str = ""               # ... as written (lower case): an aligned one's columns
     named: bool = False                 # a loss record under a name was read (then a row of
     #                                     bare numbers is something else: ``_fields.bare_row``)
+    nan_eval: tuple[float, ...] | None = None   # the finite evaluation losses beside the last NaN
+    #                                     training record (``_fields._nan_eval``)
 
 
 def _f(text: str) -> float:

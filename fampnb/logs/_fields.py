@@ -291,10 +291,29 @@ def eval_rule(nums: dict[str, float]) -> str | None:
     """The rule of a training record with an evaluation's loss beside it (``train_loss= 0.0012
     ... val_loss= nan``): ``loss-eval-nan`` when that loss is not finite (the NaN is the
     evaluation's), ``loss-eval`` when it is; None without one."""
-    evals = [x for k, x in nums.items() if _EVAL.match(k) and role(k) == "loss"]
+    evals = eval_losses(nums)
     if not evals:
         return None
     return "loss-eval" if all(math.isfinite(x) for x in evals) else "loss-eval-nan"
+
+
+def eval_losses(nums: dict[str, float]) -> tuple[float, ...]:
+    """The evaluation losses among a record's numbers (``val_loss``, ``test loss``)."""
+    return tuple(x for k, x in nums.items() if _EVAL.match(k) and role(k) == "loss")
+
+
+def _nan_by_evaluation(nums: dict[str, float], st: LineState) -> str | None:
+    """The rule of a NaN training record with a finite evaluation loss beside it:
+    ``nan-eval-moved`` when that loss differs from the one beside the NaN record before (a new
+    evaluation of finite weights: Keras's ``loss: nan - val_loss: 0.2637``, then ``0.2188``),
+    ``nan-eval-finite`` when it does not (yet); None without one, or with a non-finite one."""
+    evals = eval_losses(nums)
+    if not evals or not all(math.isfinite(x) for x in evals):
+        st.nan_eval = None
+        return None
+    moved = st.nan_eval is not None and st.nan_eval != evals
+    st.nan_eval = evals
+    return "nan-eval-moved" if moved else "nan-eval-finite"
 
 
 def eval_record(ev: object, loss: float, **kw: object) -> None:
@@ -357,7 +376,7 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None,
         # the evaluation's is finite
         # (``ppl``: a perplexity standing in for a loss the record does not print; ``error``: a
         # regression error, where it prints neither)
-        rule = (eval_rule(nums) if kind == "loss" else None) or (
+        rule = (eval_rule(nums) if kind == "loss" else _nan_by_evaluation(nums, st)) or (
             "loss" if any(role(k) == "loss" for k in nums)
             else "ppl" if any(role(k) == "ppl" for k in nums) else "error")
         ev(kind, fw, rule, loss=loss, grad_norm=gnorm, scale_after=scale,

@@ -149,6 +149,10 @@ SCALE_SMALL = _c(r"\bgrad[_ ]scale is (?:too )?small(,? exiting)?\s*:?\s*(" + _N
 #: any other exception whose message says the loss diverged or is not finite (a training script's
 #: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``, SlowFast's
 #: ``RuntimeError: ERROR: Got NaN losses <time>``)
+#: an error saying the loss became NaN or infinite, at the step it names after it (detectron2's
+#: ``FloatingPointError: Loss became infinite or NaN at iteration=0!``): a NaN record at that step
+LOSS_BECAME = _c(r"\bloss (?:became|becomes|has become|turned|went) (?:infinite or nan|nan or inf"
+                 r"(?:inite)?|nan|inf(?:inite)?|non-finite)\b")
 LOSS_ERR = _c(r"\b(\w*error)\b:\s+(?=.{0,200}?\bloss(?:es)?\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
                r"\binf(?:inity)?\b|not finite|non-finite))")
 

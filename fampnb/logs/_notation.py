@@ -168,9 +168,10 @@ def _listed(m: re.Match[str]) -> dict[str, str]:
 
 
 #: a value named with the step it was taken at (TensorFlow's tutorials and the KGE trainers:
-#: ``Average loss at step 2000: 4.36``, ``Training average loss at batch 100: nan``)
-_AT_STEP = re.compile(r"(?<![\w.])(" + _KEY + r"(?: " + _KEY + r"){0,3}) at (step|batch|iteration|iter"
-                      r"|epoch) (\d{1,12})\s*[:=]\s*(" + NUM + r")(?![\w.])")
+#: ``Average loss at step 2000: 4.36``, ``Training average loss at batch 100: nan``; cuMF's ALS:
+#: ``Train RMSE in iter 0: nan``; auto-round's ``loss iter 0: 0.184206 -> iter 174: 0.094373``)
+_AT_STEP = re.compile(r"(?<![\w.])(" + _KEY + r"(?: " + _KEY + r"){0,3}?) (?:(?:at|in) )?(step|batch"
+                      r"|iteration|iter|epoch) (\d{1,12})\s*[:=]\s*(" + NUM + r")(?![\w.])")
 
 
 #: two decimals split by ``/`` after a name (``PSNR/SSIM: 33.85/0.92``, a train/valid pair, a
@@ -187,7 +188,7 @@ def pairs(low: str) -> dict[str, str]:
     out: dict[str, str] = {}
     if "/" in low and "." in low:
         low = _DECIMAL_PAIR.sub(r"\1", low)
-    if " at " in low and (m := _AT_STEP.search(low)):
+    if (" at " in low or " in " in low or ": " in low) and (m := _AT_STEP.search(low)):
         out[_name(m.group(1))] = m.group(4)
         out[m.group(2)] = m.group(3)
         low = low[:m.start()] + low[m.end():]

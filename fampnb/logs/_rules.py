@@ -56,6 +56,7 @@ from fampnb.logs._messages import (
     IPY_TRACEBACK,
     LEGACY_SCALE,
     LG_CHANGE,
+    LOSS_BECAME,
     LOSS_ERR,
     MARIAN,
     MARIAN_MIN,
@@ -220,9 +221,16 @@ def _glued(text: str) -> list[str] | None:
     return [text[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
+#: a format string's placeholder (``f"Loss became infinite or NaN at iteration={self.iter}!"``):
+#: a line that holds one is program source (a traceback shows the ``raise`` line), not output
+_PLACEHOLDER = re.compile(r"\{(?:self\.)?[A-Za-z_]\w*(?:\.\w+)*(?:![rsa])?(?::[^{}'\"]*)?\}")
+
+
 def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Event]:
     if text[:2] == "{'" and not st.table and _HF_PLAIN.fullmatch(text):
         return _hf_plain(text, line_no, st)
+    if "{" in text and _PLACEHOLDER.search(text):
+        return _finish_table(st) if st.table else []
     row = _table_row(text) if "|" in text else None
     if row is None and text[:1] in " \t" and ":" in text:
         row = _field_row(text)     # one field on an indented line: a block of them is a record
@@ -419,6 +427,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
                                        else None)
         if m:
             ev("fatal", "torch", (m.group(1) or "overflowerror").lower())
+            if (b := LOSS_BECAME.search(low)) is not None:
+                ev("nan", "torch", "loss-became-nan", loss=math.nan, **_when(low[b.end():]))
     m = DS_PROGRESS.search(low) if "skipped=" in low else None
     if m:
         k = int(m.group(2)[:12])
@@ -503,7 +513,8 @@ _RANK = re.compile(r"^\s*\[(?:(?:rank|r|default)\s*(\d+)\]:?|\d+,(\d+)\]<std(?:o
 
 #: where a NaN message says it happened, right after its words (AutoGluon's ``NaN loss encountered
 #: in epoch 0!``, ``Encountered NaN loss at step 120``)
-_NAN_AT = re.compile(r"^\s*(?:in|at|during)\s+(?:the\s+)?(epoch|step|iteration|iter|batch)\s*(\d{1,12})\b")
+_NAN_AT = re.compile(r"^\s*(?:in|at|during)\s+(?:the\s+)?(epoch|step|iteration|iter|batch)\s*[=:]?\s*"
+                     r"(\d{1,12})\b")
 
 
 def _when(rest: str) -> dict[str, object]:

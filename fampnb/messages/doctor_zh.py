@@ -150,6 +150,18 @@ REASONS: list[tuple[str, str]] = [
      "bf16/fp32: 'gradients are Nan/Inf'; DyNet: 'Magnitude of gradient is bad: -nan') mid-run",
      "一个错误说梯度非有限，而没有损失缩放器来吸收它们（fairseq bf16/fp32：'gradients are Nan/Inf'；"
      "DyNet：'Magnitude of gradient is bad: -nan'），发生在训练中途"),
+    ("an error says the gradients are not finite, but no record or start of training before it "
+     "says how far the run had got",
+     "一个错误说梯度非有限，但它之前没有任何记录或训练开始的迹象能说明训练进行到了哪里"),
+    ("the training loss reads NaN from {where} while the evaluation loss beside it stays finite "
+     "on every record: NaN weights would make it NaN too, so the NaN is in the printed training "
+     "loss, not in the model",
+     "训练 loss 从{where}起读作 NaN，而旁边的评估 loss 在每条记录里都保持有限：若权重已是 NaN，"
+     "评估也会是 NaN，所以 NaN 出在打印出来的训练 loss 上，而不在模型里"),
+    ("NaN from the first record ({where}), before the first backoff, and no finite loss after it: "
+     "the scaler then halves at every scale, which no scale fixes",
+     "第一条记录（{where}）就是 NaN，早于第一次回退，之后也没有有限的 loss：缩放器随后在每个尺度上都减半，"
+     "而任何尺度都修不好它"),
     ("overflow: {why}", "上溢：{why}"),
     ("start-up halving went below 256 and never recovered ({a} -> {b} in {n} backoff records)",
      "启动时的减半砍到 256 以下，再未回升（{n} 条回退记录，{a} -> {b}）"),
