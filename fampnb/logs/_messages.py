@@ -30,6 +30,9 @@ TF_NAN = _c(r"model diverged with loss\s*=\s*(?:nan|[-+]?inf)|nan loss during tr
              r"invalid loss,\s*terminating training|"
              # a trainer's own guard (SMPLify-X: ``NaN loss value, stopping!``)
              r"\bnan loss (?:value|encountered|detected)\b|\bencountered (?:an? )?nan loss\b")
+#: Pyro's check of the ELBO (``warn_if_nan(loss, "loss")``: ``UserWarning: Encountered NaN: loss``):
+#: the loss of the step in progress is NaN
+PYRO_NAN = _c(r"\bencountered nan: loss\b")
 #: a trainer's check that the first epoch (step, iteration) gave NaN: GluonTS's ``GluonTSUserError:
 #: Got NaN in first epoch. Try reducing initial learning rate.``: a NaN at the start of training
 #: (not ``no NaN in the first epoch``)

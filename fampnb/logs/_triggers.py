@@ -18,7 +18,8 @@ MESSAGE_WORDS = (
     "finished training", "training done", "found inf", "cost-scaling", "assert",
     "tensor had", "summary histogram", "invalid values", "stop training",
     "traceback (most recent call last)", "keyboardinterrupt",
-    "out of memory", "outofmemory", "resourceexhausted", "oom detected", "oom when")
+    "out of memory", "outofmemory", "resourceexhausted", "oom detected", "oom when",
+    "encountered nan")
 #: words of per-record fields that the message rules read too (printed on every record: the
 #: fast reader samples them as records, it does not pick them all)
 RECORD_WORDS = ("skipped=", "lg_loss_scale", "log2_loss_scale", "log_loss_scale")
