@@ -92,3 +92,5 @@ def test_a_format_strings_placeholder_marks_program_source() -> None:
     d = _both(late + [src, msg.replace("=0!", "=390!")])
     assert d.verdict != "data" and d.first_nan_step == 390, d.reason
     assert [e.kind for e in logs.parse(["{'loss': nan, 'epoch': 3.0}"])] == ["nan"]
+    assert [e.kind for e in logs.parse(["step 3 {loss: nan, acc: 0.1}"])] == ["nan"]
+    assert [e.kind for e in logs.parse(['print(f"step {step} loss {loss:.4f}")'])] == []

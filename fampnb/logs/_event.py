@@ -100,7 +100,7 @@ class LineState:
     named: bool = False                 # a loss record under a name was read (then a row of
     #                                     bare numbers is something else: ``_fields.bare_row``)
     nan_eval: tuple[float, ...] | None = None   # the finite evaluation losses beside the last NaN
-    #                                     training record (``_fields._nan_eval``)
+    #                                     training record (``_fields._nan_by_evaluation``)
 
 
 def _f(text: str) -> float:

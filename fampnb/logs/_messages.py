@@ -149,13 +149,13 @@ OOM = _c(r"\bout of memory\b|outofmemoryerror|resourceexhaustederror|\boom detec
 #: a scale too small to go on, in words (icefall/k2 trainers: ``Grad scale is small: 0.0``,
 #: ``grad_scale is too small, exiting: 2.3e-10``): an observation, or the run's end
 SCALE_SMALL = _c(r"\bgrad[_ ]scale is (?:too )?small(,? exiting)?\s*:?\s*(" + _NUM + ")")
-#: any other exception whose message says the loss diverged or is not finite (a training script's
-#: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``, SlowFast's
-#: ``RuntimeError: ERROR: Got NaN losses <time>``)
 #: an error saying the loss became NaN or infinite, at the step it names after it (detectron2's
 #: ``FloatingPointError: Loss became infinite or NaN at iteration=0!``): a NaN record at that step
 LOSS_BECAME = _c(r"\bloss (?:became|becomes|has become|turned|went) (?:infinite or nan|nan or inf"
                  r"(?:inite)?|nan|inf(?:inite)?|non-finite)\b")
+#: any other exception whose message says the loss diverged or is not finite (a training script's
+#: own check: ``RuntimeError: Loss is diverging!``, ``ValueError: loss is nan``, SlowFast's
+#: ``RuntimeError: ERROR: Got NaN losses <time>``)
 LOSS_ERR = _c(r"\b(\w*error)\b:\s+(?=.{0,200}?\bloss(?:es)?\b)(?=.{0,200}?(?:diverg|explod|\bnan\b|"
                r"\binf(?:inity)?\b|not finite|non-finite))")
 

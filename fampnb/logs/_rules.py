@@ -222,9 +222,10 @@ def _glued(text: str) -> list[str] | None:
     return [text[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
-#: a format string's placeholder (``f"Loss became infinite or NaN at iteration={self.iter}!"``):
-#: a line that holds one is program source (a traceback shows the ``raise`` line), not output
-_PLACEHOLDER = re.compile(r"\{(?:self\.)?[A-Za-z_]\w*(?:\.\w+)*(?:![rsa])?(?::[^{}'\"]*)?\}")
+#: a format string's placeholder (``f"Loss became infinite or NaN at iteration={self.iter}!"``,
+#: ``{loss:.4f}``): a line that holds one is program source (a traceback shows the ``raise`` line),
+#: not output (an object printed with a space after its colon, ``{loss: 0.5}``, is output)
+_PLACEHOLDER = re.compile(r"\{(?:self\.)?[A-Za-z_]\w*(?:\.\w+)*(?:![rsa])?(?::[-<>=^+#0-9.,_%a-zA-Z]*)?\}")
 
 
 def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Event]:
