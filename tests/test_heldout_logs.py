@@ -289,8 +289,6 @@ KNOWN_MISSES = {
     "heldout152/tianshou-sac-loc-nan-obs_tianshou_596.log":
         "only a traceback (a Normal distribution's loc found NaN): an ending message with no "
         "record and no start of training before it is not placed at the start",
-    "heldout154/json-history-train-valid_svoice_7.log":
-        "three lines of a history.json ('train', 'valid', 'best'): 'train' names no loss",
     "heldout156/flux-rnn-gpu-nan-iter39-vs-cpu_Flux.jl_1367.log":
         "the NaN is the window's second record (iteration 39, after one finite record at 38): "
         "within the first 100 steps and the first records, so at the start by the rule",

@@ -442,11 +442,12 @@ _TRAIN_KEY = re.compile(r"(?<![\w./])train\b(?![\w/])")
 def bare_losses(fields: dict[str, str], low: str) -> dict[str, str]:
     """A record that names its training and evaluation values bare (svoice's ``Epoch 0:
     train=4.61770 valid=13.24654``, uPIT's ``Loss(time/mini-batch) - Epoch  1: train = nan(...) |
-    dev = nan(...)``): those are its losses (``train_loss``, ``<eval>_loss``), when no field is
-    named a loss and no other measure is named before them."""
+    dev = nan(...)``; svoice's ``history.json``, a JSON object of them, read as a table): those are its
+    losses (``train_loss``, ``<eval>_loss``), when no field is named a loss, no other measure is
+    named before them and the training value is no whole number."""
     ev = next((k for k in _BARE_EVAL if k in fields), None)
-    if ev is None or any(role(k) == "loss" for k in fields):
-        return fields
+    if ev is None or any(role(k) == "loss" for k in fields) or fields["train"].isdigit():
+        return fields       # (a whole number is a count: Megatron's ``train: 4000000`` samples)
     key = _TRAIN_KEY.search(low)
     if key is None or _MEASURE.search(low, 0, key.start()):
         return fields

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fampnb.logs._event import KINDS, MAX_TEXT, Event, LineState, _f, jsonable
+from fampnb.logs._fields import bare_losses as _bare_losses
 from fampnb.logs._fields import bare_row as _bare_row
 from fampnb.logs._fields import eval_record as _eval_record
 from fampnb.logs._fields import eval_rule as _eval_rule
@@ -588,6 +589,8 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
     fields, line_no = st.table, st.table_line
     near = _near_step(st, st.table_first)
     st.table = {}
+    if "train" in fields:   # (svoice's bare ``train``/``valid`` in its history.json as on its lines)
+        fields = _bare_losses(fields, " ".join(fields))
     nums = _numbers(fields)
     loss, gnorm, scale, step, lg2, epoch = _kv_values(nums)
     if step is not None:
