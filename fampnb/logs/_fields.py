@@ -446,7 +446,8 @@ def bare_losses(fields: dict[str, str], low: str) -> dict[str, str]:
     losses (``train_loss``, ``<eval>_loss``), when no field is named a loss, no other measure is
     named before them and the training value is no whole number."""
     ev = next((k for k in _BARE_EVAL if k in fields), None)
-    if ev is None or any(role(k) == "loss" for k in fields) or fields["train"].isdigit():
+    if (ev is None or "train" not in fields or any(role(k) == "loss" for k in fields)
+            or fields["train"].isdigit()):
         return fields       # (a whole number is a count: Megatron's ``train: 4000000`` samples)
     key = _TRAIN_KEY.search(low)
     if key is None or _MEASURE.search(low, 0, key.start()):

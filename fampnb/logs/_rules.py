@@ -96,7 +96,7 @@ from fampnb.logs._steps import YOLO_EPOCH as _YOLO_EPOCH
 from fampnb.logs._steps import ZH_EPOCH as _ZH_EPOCH
 from fampnb.logs._steps import step_of as _step
 from fampnb.logs._triggers import GATE
-from fampnb.logs._vocab import LETTER_KEYS as _LETTER_KEY
+from fampnb.logs._vocab import LETTER_KEYS as _LETTER_KEYS
 from fampnb.logs._vocab import LOG2_SCALE_KEYS as _LOG2_KEYS
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
 from fampnb.logs._vocab import role as _role
@@ -233,7 +233,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if text[:2] == "{'" and not st.table and _HF_PLAIN.fullmatch(text):
         return _hf_plain(text, line_no, st)
     if "{" in text and _PLACEHOLDER.search(text):
-        return _finish_table(st) if st.table else []
+        return _finish_table(st)
     row = _table_row(text) if "|" in text else None
     if row is None and text[:1] in " \t" and ":" in text:
         row = _field_row(text)     # one field on an indented line: a block of them is a record
@@ -257,7 +257,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if low.startswith(_TF_LOGGER):
         st.seen["tensorflow"] = 1       # TensorFlow's own logger: the records are a TF run's
     # (losses named by capitals, ``G: 1.51 | D: 0.21``: a record the prefilter's words miss)
-    if (not _has(low, PREFILTER) and not (": " in text and _LETTER_KEY.search(text))
+    if (not _has(low, PREFILTER) and not (": " in text and _LETTER_KEYS.search(text))
             and _bare_row(low, st) is None):
         return flushed
     if flushed:
