@@ -141,10 +141,17 @@ def _name(key: str) -> str:
     whole = " ".join(words)
     if len(words) == 1 or role(whole) is not None or summary(whole):
         return whole        # (``lowest loss``: the best so far, not a loss with a word before it)
+    setting = not _SETTING.isdisjoint(words[:-1])
     for k in (" ".join(words[-2:]), words[-1]):
-        if role(k) is not None and k not in _ALONE:
-            return k
+        if (r := role(k)) is not None and k not in _ALONE:
+            # (``Total steps = 580``, ``Num Epochs = 5``: a run's setting, not its progress)
+            return whole if setting and r in ("step", "epoch") else k
     return whole
+
+
+#: words before a step or epoch word that make the name a setting of the run (Unsloth's banner
+#: ``Total steps = 580``, HF's ``Gradient Accumulation steps = 4``), no count of its progress
+_SETTING = frozenset({"num", "number", "total", "max", "maximum", "warmup", "accumulation"})
 
 
 #: a field written value first among comma-separated fields (tinygrad's ``4088.39 ms AMD * 8,  0.69

@@ -199,6 +199,11 @@ def _parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
                 return []
             return _segment(joined, head_line, st, False)
         return _segment(head, head_line, st, False) + parse_segment(text, line_no, st)
+    if text[-1:] == ":" and text.endswith(_TB_HEAD) and len(text) > len(_TB_HEAD):
+        # a traceback's header glued to the end of the line before it (a progress bar ends with
+        # no newline): that line first, then the header, as two lines
+        cut = len(text) - len(_TB_HEAD)
+        return _segment(text[:cut], line_no, st, False) + _segment(text[cut:], line_no, st, False)
     parts = _glued(text) if text.count("/") > 1 else None
     if parts is not None:
         out: list[Event] = []
@@ -207,6 +212,8 @@ def _parse_segment(text: str, line_no: int, st: LineState) -> list[Event]:
         return out
     return _segment(text, line_no, st, True)
 
+
+_TB_HEAD = "Traceback (most recent call last):"
 
 #: a progress update's counter (Keras ``  2/632 [....``, tqdm `` 23/27 [00:15<``)
 _UPDATE = re.compile(r"(?:^|(?<=\s))\d+/(\d+) \[(?:[=>.]{3}|\d)")
