@@ -42,3 +42,35 @@ def test_a_traceback_header_glued_to_a_progress_bar_ends_the_run() -> None:
     assert [e.rule for e in logs.parse(["Traceback (most recent call last):"])] == ["traceback"]
     assert [e.rule for e in logs.parse(["see the Traceback (most recent call last): above"])
             if e.kind == "note"] == []
+
+
+def test_a_headerless_csv_print_with_tensor_cells_is_a_bare_row() -> None:
+    """A user's ``print(f"{step},{loss},{a},{b}")`` without its header: a counter, then numbers
+    split by commas, a scalar tensor printed as ``tensor(1.4541)`` among them."""
+    rows = ["994,tensor(1.4541),0.3743850642442703,0.42320576310157776",
+            "1988,tensor(1.4568),0.3762083804607391,0.3572617173194885",
+            "2000,tensor(nan),0.37433584868907926,0.3778816759586334"]
+    evs = [e for e in logs.parse(rows) if e.kind in ("loss", "nan")]
+    assert [(e.rule, e.step, e.loss) for e in evs[:2]] == [
+        ("bare-row", 994, 1.4541), ("bare-row", 1988, 1.4568)]
+    assert evs[2].kind == "nan" and evs[2].step == 2000
+    assert _both(rows[:2]).verdict == "healthy"
+    # two numbers are not enough to call a line a record; nor is a list of whole numbers
+    assert [e for e in logs.parse(["0, 11.2299", "1,300,000"]) if e.kind in ("loss", "nan")] == []
+
+
+def test_ultralytics_results_csv_reads_under_its_header_with_training_losses_first() -> None:
+    """Ultralytics' ``results.csv`` names a column ``metrics/mAP50-95(B)`` (a number inside a name,
+    no value) and holds training and validation losses side by side: the record's loss is the
+    training split's, and a NaN only under ``val/`` is the evaluation's."""
+    head = ("epoch, train/box_loss, train/cls_loss, train/dfl_loss, metrics/precision(B), "
+            "metrics/mAP50-95(B), val/box_loss, val/cls_loss, lr/pg0")
+    rows = [f"{k}, {1.1 - k / 20:.4f}, {4.0 / k:.4f}, 1.0164, 0.5, 0.3, nan, nan, 0.0033"
+            for k in range(1, 7)]
+    evs = [e for e in logs.parse([head, *rows]) if e.kind in ("loss", "nan")]
+    assert [e.kind for e in evs] == ["loss"] * 6
+    assert evs[0].loss == 1.05
+    d = _both([head, *rows])
+    assert d.verdict == "unknown" and "validation" in d.reason, d.reason
+    finite = [r.replace("nan, nan", "0.9, 0.8") for r in rows]
+    assert _both([head, *finite]).verdict == "healthy"

@@ -129,7 +129,7 @@ _DL4J = re.compile(r"\bscore at iteration (\d+) is (" + _NUM + ")")
 
 
 _BARE = _c(BARE_ROW)
-_BARE_CELL = re.compile(r"\[[^\]]*\]|[^\s|]+")
+_BARE_CELL = re.compile(r"\[[^\]]*\]|tensor\([^)]*\)|[^\s|,]+")
 
 
 def bare_row(low: str, st: LineState) -> re.Match[str] | None:
@@ -154,7 +154,8 @@ def _bare(m: re.Match[str], st: LineState, ev: object) -> None:
         if not values and cell.isdigit():
             lead.append(int(cell[:12]))
             continue
-        items = [_f(x) for x in re.findall(_NUM, cell)] if cell.startswith("[") else [_f(cell)]
+        items = ([_f(x) for x in re.findall(_NUM, cell)] if cell.startswith(("[", "tensor("))
+                 else [_f(cell)])
         bad = [x for x in items if not math.isfinite(x)]
         values.append(bad[0] if bad else math.fsum(items))
     if not values:

@@ -216,7 +216,8 @@ def pairs(low: str) -> dict[str, str]:
 # ---- header rows (CSV/TSV, aligned tables) -----------------------------------------------------
 _DELIMS = ("\t", ",", ";", "|")
 #: a header row names columns: no number standing on its own, no ``key=value`` or ``key: value``
-_NOT_HEADER = re.compile(r"(?<![\w.@])[-+]?\.?\d|=|:\s")
+#: (a number inside a name stands with it: Ultralytics' ``metrics/mAP50-95(B)``)
+_NOT_HEADER = re.compile(r"(?<![\w.@-])[-+]?\.?\d|=|:\s")
 #: a column's name (``%``: a percentage column, spaCy v2's ``Tag %``; ``@``: a ranking metric's
 #: cut-off, ``NanoNQ_dot_ndcg@10``; ``#`` alone: spaCy v3's step column, ``E    #    LOSS NER``)
 _CELL = re.compile(r"^(?:#|[a-z_][\w./\- ()\[\]%@]*)$")

@@ -26,13 +26,16 @@ NUM = (r"[-+]?(?:0*nan(?:x+|[.\d]+)?|0*inf(?:inity)?(?:x+|[.\d]+)?|1\.#(?:qnan|s
 FIELD_KEY = r"[a-z_][\w./\-]*(?: [a-z_][\w./\-]*){0,3}"
 
 #: a row of a table whose header is not in the log (the window starts below it, or the trainer
-#: prints none): a counter, then three or more numbers under no name, split by spaces or ``|``
+#: prints none): a counter, then three or more numbers under no name, split by spaces, ``|`` or ``,``
 #: (``9  3800  2.1011  0  9.88773e-05``, WeSpeaker's ``| 149| 1000| 0.01728| ...|``, DeepXDE's
-#: ``2000  [nan]  [nan]  [nan]``: a cell may be a bracketed list), a logger's bracketed prefix
-#: before it and a duration in seconds (``431.44s``) after it allowed (searched lower-cased; the
-#: rules read it, ``fampnb.logs._fields``, and the fast reader counts it a record line)
-_CELL = r"(?:" + NUM + r"|\[\s*" + NUM + r"(?:\s*,\s*" + NUM + r")*\s*\])"
-BARE_ROW = (r"^(?:\[[^\]\n]{0,80}\]\s*-?\s*)?\|?\s*(\d{1,9})((?:(?:\s*\|\s*|\s+)" + _CELL
+#: ``2000  [nan]  [nan]  [nan]``: a cell may be a bracketed list; a user's CSV print without its
+#: header, ``994,tensor(1.4541),0.374,0.423``: a cell may be a printed scalar tensor), a logger's
+#: bracketed prefix before it and a duration in seconds (``431.44s``) after it allowed (searched
+#: lower-cased; the rules read it, ``fampnb.logs._fields``, and the fast reader counts it a record
+#: line)
+_CELL = (r"(?:" + NUM + r"|tensor\(" + NUM + r"\)|\[\s*" + NUM + r"(?:\s*,\s*" + NUM
+         + r")*\s*\])")
+BARE_ROW = (r"^(?:\[[^\]\n]{0,80}\]\s*-?\s*)?\|?\s*(\d{1,9})((?:(?:\s*[|,]\s*|\s+)" + _CELL
             + r"){3,})(?:\s+\d+(?:\.\d+)?s)?\s*\|?\s*$")
 
 

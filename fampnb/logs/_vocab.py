@@ -173,6 +173,9 @@ _EVAL_WORD = re.compile(r"(?:^|[_ \-/.])(?:val|valid|validation|eval|test|dev)(?
 def loss_key(pairs: dict[str, float]) -> str | None:
     """The key whose value is the loss of a record given as ``{key: value}`` (``pick_loss``)."""
     keys = [k for k in pairs if role(k) == "loss"]
+    # (the training split's where a record holds both: Ultralytics' ``train/box_loss`` beside
+    # ``val/box_loss``)
+    keys = [k for k in keys if not _EVAL_WORD.search(k)] or keys
     for k in keys:
         if _strip(k) in TOTAL_LOSS or k in TOTAL_LOSS:
             return k
