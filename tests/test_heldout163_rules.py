@@ -74,3 +74,16 @@ def test_ultralytics_results_csv_reads_under_its_header_with_training_losses_fir
     assert d.verdict == "unknown" and "validation" in d.reason, d.reason
     finite = [r.replace("nan, nan", "0.9, 0.8") for r in rows]
     assert _both([head, *finite]).verdict == "healthy"
+
+
+def test_segmentation_models_pytorch_names_its_values_with_a_dash() -> None:
+    """segmentation_models.pytorch's epoch bars print ``name - value`` pairs in the postfix
+    (``bce_dice_loss - -3.208e+03, iou - 1.163``): the dash parts a name from its value."""
+    assert pairs("bce_dice_loss - -3.208e+03, iou - 1.163, f-score - 0.9803") == {
+        "bce_dice_loss": "-3.208e+03", "iou": "1.163", "f-score": "0.9803"}
+    assert pairs("epoch 3/10 - 12s - loss: 0.5 - acc: 0.9") == {"loss": "0.5", "acc": "0.9"}
+    bars = [f"train: 100%|##########| 40/40 [00:06<00:00,  7.23it/s, dice_loss - {x}, "
+            f"iou_score - 0.3]" for x in ("0.5312", "0.4811", "nan", "nan")]
+    evs = [e for e in logs.parse(bars) if e.kind in ("loss", "nan")]
+    assert [e.kind for e in evs] == ["loss", "loss", "nan", "nan"]
+    assert evs[0].loss == 0.5312

@@ -48,8 +48,10 @@ _PAIR = re.compile(
     r"(?:(?<![\w.])|(?<=\.\.\.))(?:\[(?P<bkey>" + _KEY + r"(?: " + _KEY + r"){0,2})\]|"
     r"(?P<q>[\"']?)(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,3})(?P=q)(?:\[\s*\d+\s*\])?)"
     r"(?:\s?(?:\((?:[a-z_]+ ?){1,4}\)|\[(?:[a-z_]+ ?){1,4}\])(?=\s*[:=]))?"
-    # (``>>``: SME's ``COST >> 0.5846``; a tqdm bar's ``  3%|`` after its description is no value)
-    r"(?:\s*(?:[:=]|>>)\s*|\s+\|\s+|\s+)(?!\d{1,3}%\|)"
+    # (``>>``: SME's ``COST >> 0.5846``; `` - ``: segmentation_models.pytorch's bar postfix
+    # ``bce_dice_loss - -3.208e+03, iou - 1.163``; a tqdm bar's ``  3%|`` after its description
+    # is no value)
+    r"(?:\s*(?:[:=]|>>)\s*|\s+\|\s+|\s+-\s+|\s+)(?!\d{1,3}%\|)"
     r"(?:(?:tensor\()?(?P<vq>[\"']?)(?P<val>" + NUM + r")(?P=vq)"
     r"(?:\.{3}|%?(?!\w|\.[\w.]|[-:]\d|\s*/\s*\d|,\d{3}(?!\d)))|"
     r"(?P<arr>" + ARRAY + "|" + TUPLE + "))")
