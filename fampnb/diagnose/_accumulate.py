@@ -45,6 +45,8 @@ class Accumulator:
         log, nan = self.log, self.nan
         if ev.kind == "note":
             log.notes.setdefault(ev.rule, ev)
+            if ev.rule in ("metrics", "metrics-unstepped"):
+                log.measures += ev.count or 0
             if ev.rule == "metrics-unstepped":
                 log.unstepped += 1
             if ev.rule == "metrics":

@@ -539,7 +539,8 @@ def metrics_only(c: Case) -> Finding | None:
     where it shows."""
     acc, log = c.acc, c.acc.log
     stepped = log.metrics >= METRIC_RECORDS and len(log.metric_at) >= 2
-    if (not (stepped or log.metrics + log.unstepped >= METRIC_RECORDS)
+    if (not (stepped or log.metrics + log.unstepped >= METRIC_RECORDS
+             or log.measures >= METRIC_RECORDS)
             or "metrics-nonfinite" in log.notes or log.n or acc.nan.eval_nan
             or log.traceback is not None or log.fatal):
         return None

@@ -50,6 +50,7 @@ class LogTracker:
         self.lr_never: Event | None = None    # HF records whose learning rate never left 0.0
         self.metrics = 0                  # records of other values only, at a step, all finite
         self.unstepped = 0                # measures of quality with no step (an evaluation's summary)
+        self.measures = 0                 # measures of quality in those records, all told
         self.metric_at: set[tuple[int, float | None]] = set()   # (step, epoch) of some of them
 
     def count(self, ev: Event) -> None:

@@ -30,7 +30,7 @@ from fampnb.logs._vocab import pick_loss as _vocab_pick_loss
 from fampnb.logs._vocab import record as vocab_record
 
 __all__ = ["records", "bare_row", "hf", "hf_fields", "framework_of", "pick_loss", "table_row", "kv_values",
-           "numbers",
+           "numbers", "metrics",
            "evaluation", "eval_record", "eval_rule", "field_row",
            "log2_scale", "zero_written", "LOG2_SCALE_KEYS"]
 
@@ -327,7 +327,7 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None,
              alone: bool = True) -> None:
     """A record in any ``key <sep> value`` notation (``fampnb.logs._notation``), its fields given
     roles by the vocabulary (``fampnb.logs._vocab``); ``alone``: no other event came from the line
-    (only such a line can be a record of other values: ``_metrics``)."""
+    (only such a line can be a record of other values: ``metrics``)."""
     fields = pairs(low)
     if not fields:
         return
@@ -359,7 +359,7 @@ def _generic(text: str, low: str, st: LineState, ev: object, step: int | None,
         scale = log2_scale(lg2)
     if loss is None and gnorm is None and scale is None:
         if alone:
-            _metrics(fields, rec, step, ev)
+            metrics(fields, rec, step, ev)
         return
     named = {}
     # a step the record names by a key (``step=1600``, ``[step] 104``, ``"global_step": 7``) is
@@ -409,7 +409,7 @@ def letter_losses(fields: dict[str, str], text: str) -> dict[str, str]:
 ASTRONOMICAL = 1e15
 
 
-def _metrics(fields: dict[str, str], rec: dict[str, float], step: int | None,
+def metrics(fields: dict[str, str], rec: dict[str, float], step: int | None,
              ev: object) -> None:
     """A record with no loss, loss scale or grad norm: a ``metrics`` note where it names a step
     or an epoch and its other values are numbers, every one finite (f2-nerf's ``Iter: 99700
@@ -421,20 +421,24 @@ def _metrics(fields: dict[str, str], rec: dict[str, float], step: int | None,
     others = [x for k, v in fields.items() if role(k) is None and (x := _num(v)) is not None]
     if not others:
         return
+    # (``count``: the measures of quality among them, PSNR, SSIM and LPIPS of one evaluation)
+    measures = sum(1 for k, v in fields.items()
+                   if role(k) is None and _num(v) is not None and _MEASURE.search(k))
     if not all(math.isfinite(x) and abs(x) < ASTRONOMICAL for x in others):
         ev("note", "generic", "metrics-nonfinite")  # type: ignore[operator]
     elif "step" in rec and 0 <= rec["step"] < 1e15:
-        ev("note", "generic", "metrics", step=int(rec["step"]), explicit=True)  # type: ignore[operator]
+        ev("note", "generic", "metrics", step=int(rec["step"]), explicit=True,  # type: ignore[operator]
+           count=measures)
     elif step is not None or "epoch" in rec:
-        ev("note", "generic", "metrics")  # type: ignore[operator]
-    elif any(_MEASURE.search(k) for k, v in fields.items() if role(k) is None):
-        ev("note", "generic", "metrics-unstepped")  # type: ignore[operator]
+        ev("note", "generic", "metrics", count=measures)  # type: ignore[operator]
+    elif measures:
+        ev("note", "generic", "metrics-unstepped", count=measures)  # type: ignore[operator]
 
 
 #: the bare names of an evaluation's value beside a bare ``train`` (``bare_losses``)
 _BARE_EVAL = ("valid", "val", "dev", "test", "eval", "validation", "cv")
 #: a measure other than the loss, named before the bare values (``Accuracy: train=0.93 val=0.91``)
-_MEASURE = re.compile(r"acc|f1|bleu|\bwer\b|\bcer\b|auc|\bmap\b|iou|dice|psnr|ssim|score|"
+_MEASURE = re.compile(r"acc|f1|bleu|\bwer\b|\bcer\b|auc|\bmap\b|iou|dice|psnr|ssim|lpips|score|"
                       r"precision|recall|rouge|error|\btop-?\d")
 #: the bare ``train`` key itself (not ``trainer.py``, ``train/loss``)
 _TRAIN_KEY = re.compile(r"(?<![\w./])train\b(?![\w/])")

@@ -226,6 +226,9 @@ _CELL = re.compile(r"^(?:#|[a-z_][\w./\- ()\[\]%@]*)$")
 #: single-spaced names that read as a program's, not as prose: identifiers only, one of them
 #: with an underscore (fastai's table flattened to text: ``epoch train_loss valid_loss accuracy time``)
 _CODE_NAMES = re.compile(r"^(?=.*_)[a-z_][a-z0-9_]*(?: [a-z_][a-z0-9_]*)+$")
+#: names that are all identifiers, however spaced (a single space between two of them parts two
+#: columns where one of them has an underscore: no name with a space inside is written so)
+_IDENTS = re.compile(r"^(?=.*_)[a-z_][a-z0-9_]*(?:\s+[a-z_][a-z0-9_]*)+$")
 #: a cell that holds no value (sentence-transformers' and the HF Trainer's tables: ``-``, ``No log``)
 _NO_VALUE = frozenset({"-", "\u2013", "\u2014", "no log", "n/a", "none", "null"})
 #: the gap between aligned columns: two or more spaces (a tab counts)
@@ -297,9 +300,11 @@ def header(low: str) -> tuple[str, list[str]] | None:
                        or s.count(" ") > 200):
             continue            # (aligned columns: runs of spaces between the names)
         if delim == "  " and (" " not in _WIDE.sub("", s) or any(
-                sum(role(w) is not None for w in c.split(" ")) > 1 for c in _WIDE.split(s))):
+                sum(role(w) is not None for w in c.split(" ")) > 1 for c in _WIDE.split(s))
+                or (_IDENTS.match(s) and any(" " in c and "_" in c for c in _WIDE.split(s)))):
             continue            # (no name with a space inside, or single-spaced columns: pandas'
-            #                     ``iter loss gnorm    scale``, a word with a role each)
+            #                     ``iter loss gnorm    scale``, a word with a role each; n2p2's
+            #                     ``epoch RMSEpa_Etrain_pu  RMSEpa_Etest_pu``: identifiers)
         cells = _split(s, delim)
         if len(cells) < 2 or not all(cells) or not all(_CELL.match(c) for c in cells):
             continue

@@ -26,6 +26,7 @@ from fampnb.logs._fields import field_row as _field_row
 from fampnb.logs._fields import hf_fields as _hf_fields
 from fampnb.logs._fields import kv_values as _kv_values
 from fampnb.logs._fields import log2_scale as _log2_scale
+from fampnb.logs._fields import metrics as _metrics
 from fampnb.logs._fields import numbers as _numbers
 from fampnb.logs._fields import records as _records
 from fampnb.logs._fields import table_row as _table_row
@@ -99,6 +100,7 @@ from fampnb.logs._triggers import GATE
 from fampnb.logs._vocab import LETTER_KEYS as _LETTER_KEYS
 from fampnb.logs._vocab import LOG2_SCALE_KEYS as _LOG2_KEYS
 from fampnb.logs._vocab import WORDS as _ROLE_WORDS
+from fampnb.logs._vocab import record as _record
 from fampnb.logs._vocab import role as _role
 from fampnb.logs._wrap import MAX_JOINED
 from fampnb.logs._wrap import join as _join
@@ -236,10 +238,15 @@ def _glued(text: str) -> list[str] | None:
 _PLACEHOLDER = re.compile(r"\{(?:self\.)?[A-Za-z_]\w*(?:\.\w+)*(?:![rsa])?(?::[-<>=^+#0-9.,_%a-zA-Z]*)?\}")
 
 
+#: a ``raise`` statement, indented: a traceback's source line (``raise RuntimeError('loss became
+#: NaN')``), program source as a placeholder's line is, not output
+_RAISE = re.compile(r"\s+raise [A-Za-z_][\w.]*(?:\(|$)")
+
+
 def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Event]:
     if text[:2] == "{'" and not st.table and _HF_PLAIN.fullmatch(text):
         return _hf_plain(text, line_no, st)
-    if "{" in text and _PLACEHOLDER.search(text):
+    if ("{" in text and _PLACEHOLDER.search(text)) or (text[:1] == " " and _RAISE.match(text)):
         return _finish_table(st)
     row = _table_row(text) if "|" in text else None
     if row is None and text[:1] in " \t" and ":" in text:
@@ -625,7 +632,13 @@ def _finish_table(st: LineState, rule: str = "table") -> list[Event]:
         return [Event(kind="skip", **kw)]  # type: ignore[arg-type]
     if scale is not None:
         return [Event(kind="scale", **kw)]  # type: ignore[arg-type]
-    return []
+    out: list[Event] = []      # (measures of quality alone: MVSGaussian's ``  SSIM :    0.41``)
+
+    def note(kind: str, fw: str, rule: str, **extra: Any) -> None:
+        out.append(Event(kind=kind, **{**kw, "framework": fw, "rule": rule, **extra}))  # type: ignore[arg-type]
+
+    _metrics(fields, _record(nums), step, note)
+    return out
 
 
 #: the rows guided-diffusion's (and improved-diffusion's) logger prints in every table

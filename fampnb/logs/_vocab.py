@@ -82,7 +82,7 @@ for _names, _role in (*ZH_NAMES,
 #: them (``fampnb.logs._pick.LOSSY``)
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
                 "mse", "mae", "squared_error", "absolute_error",     # (``error``: ``rmse`` too)
-                "acc", "f1", "auc", "psnr", "recall", "bleu", "iou", "dice", "ssim", "rouge",
+                "acc", "f1", "auc", "psnr", "recall", "bleu", "iou", "dice", "ssim", "lpips", "rouge",
                 "cost", "smoothl1", "likelihood", "score at iteration", "损失", "轮",
                 " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
                 " l_",      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
