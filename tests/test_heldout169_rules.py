@@ -1,8 +1,9 @@
-"""Rules from the first runs of heldout169-174 (notations and a message kind, not lines): an
+"""Rules from the first runs of heldout169-178 (notations, roles and a message kind, not lines): an
 evaluation's measures of quality (PSNR, SSIM, LPIPS) count one by one, so one evaluation that
 prints three of them shows the run where it shows; a traceback's ``raise`` statement is program
 source, not a record; a header of identifiers keeps each as a column however it is spaced
-(n2p2's ``epoch RMSEpa_Etrain_pu  RMSEpa_Etest_pu``)."""
+(n2p2's ``epoch RMSEpa_Etrain_pu  RMSEpa_Etest_pu``); a GAN trainer's terms named without
+``loss`` (``gen_gan``, ``perceptual``) are losses."""
 
 from __future__ import annotations
 
@@ -53,3 +54,18 @@ def test_a_header_of_identifiers_keeps_one_column_each_however_spaced() -> None:
     # names with a space inside, aligned, stay whole
     aligned = ["Epoch  Train loss  Valid loss", "1      0.52        0.61", "2      0.41        0.55"]
     assert [e.loss for e in logs.parse(aligned) if e.kind == "loss"] == [0.52, 0.41]
+
+
+def test_a_gan_trainers_terms_are_losses() -> None:
+    """first-order-model (and its forks) write ``log.txt`` records of its GAN terms, ``name -
+    value`` pairs with no ``loss`` in any name."""
+    rows = [f"{k:08d}) perceptual - {144.0 - 3 * k:.5f}; gen_gan - 0.43809; feature_matching - "
+            f"2.58715; equivariance_value - 0.32446; disc_gan - 0.38356" for k in range(4)]
+    evs = [e for e in logs.parse(rows) if e.kind == "loss"]
+    assert [e.loss for e in evs] == [144.0, 141.0, 138.0, 135.0]
+    assert _both(rows).verdict == "healthy"
+    bad = rows + ["00000004) perceptual - nan; gen_gan - nan; feature_matching - nan; "
+                  "equivariance_value - nan; disc_gan - nan"]
+    assert [e.kind for e in logs.parse(bad) if e.kind in ("loss", "nan")][-1] == "nan"
+    # other names that end in ``gan`` are no loss: an organ, a slogan
+    assert [e for e in logs.parse(["organ 3 slogan 4"]) if e.kind == "loss"] == []

@@ -410,7 +410,7 @@ ASTRONOMICAL = 1e15
 
 
 def metrics(fields: dict[str, str], rec: dict[str, float], step: int | None,
-             ev: object) -> None:
+            ev: object) -> None:
     """A record with no loss, loss scale or grad norm: a ``metrics`` note where it names a step
     or an epoch and its other values are numbers, every one finite (f2-nerf's ``Iter: 99700
     PSNR: 22.95 ...``, KGAT's ``Epoch 0001 | Precision 0.0138 Recall 0.1298``), a

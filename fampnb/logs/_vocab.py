@@ -87,7 +87,8 @@ RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", 
                 " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
                 " l_",      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
                 "l1:", "l1=",   # (EDSR's ``[L1: 5.9633]``: the loss named by its kind)
-                "fit progress: (")  # (Flower's server: ``fit progress: (3, 11.009, {...}, 307.7)``)
+                "fit progress: (",  # (Flower's server: ``fit progress: (3, 11.009, {...}, 307.7)``)
+                "_gan", "perceptual", "feature_matching")   # (GAN terms: ``GAN_TERMS``)
 #: losses named by one or two capital letters, before ``:`` and a number (lucidrains' GAN trainers
 #: ``G: 1.51 | D: 0.21 | GP: 0.00 | PL: 0.00``, yolact's ``B: 4.292 | C: 2.520 | ... | T: 12.029``,
 #: PytorchSSD's ``L: nan C: nan``): a pattern on the line as written (case decides), for the
@@ -126,6 +127,10 @@ def summary(key: str) -> bool:
     return key[:3] in ("min", "max", "bes", "low") and _SUMMARY.match(key) is not None
 
 
+#: the loss terms GAN trainers print under their own names, no ``loss`` in them
+GAN_TERMS = frozenset({"perceptual", "feature_matching"})
+
+
 def _strip(key: str) -> str:
     key = key.strip().strip("'\"").rstrip("#").strip()      # (dlib's ``step#: 15853``)
     return _PREFIX.sub("", key, count=1) if key[:5] == "train" else key
@@ -154,6 +159,8 @@ def role(key: str) -> str | None:
         return "loss"
     if k[:2] == "l_" and k[2:3].isalpha():
         return "loss"   # (BasicSR, mmsr and their forks name each loss ``l_``: ``l_pix``, ``l_d_real``)
+    if k.endswith("_gan") or k in GAN_TERMS:
+        return "loss"   # (a GAN trainer's terms: first-order-model's ``gen_gan - 0.438; perceptual - 144.0``)
     if k.endswith(SEPARATION):
         return "loss"   # (a separation recipe's objective: SpeechBrain's ``train si-snr: 1.96``)
     if ("mse" in k or "mae" in k or "_error" in k) and _ERROR.search(k):
