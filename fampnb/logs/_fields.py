@@ -418,13 +418,12 @@ def metrics(fields: dict[str, str], rec: dict[str, float], step: int | None,
     (``test_Accuracy = 0.6977``, an evaluation's summary); a ``metrics-nonfinite`` note where one
     of them is not finite or is astronomical (``ASTRONOMICAL``: eesen's objective ``-8.6e+29``
     beside its token accuracy), step or none."""
-    others = [x for k, v in fields.items() if role(k) is None and (x := _num(v)) is not None]
+    others = {k: x for k, v in fields.items() if role(k) is None and (x := _num(v)) is not None}
     if not others:
         return
     # (``count``: the measures of quality among them, PSNR, SSIM and LPIPS of one evaluation)
-    measures = sum(1 for k, v in fields.items()
-                   if role(k) is None and _num(v) is not None and _MEASURE.search(k))
-    if not all(math.isfinite(x) and abs(x) < ASTRONOMICAL for x in others):
+    measures = sum(1 for k in others if _MEASURE.search(k))
+    if not all(math.isfinite(x) and abs(x) < ASTRONOMICAL for x in others.values()):
         ev("note", "generic", "metrics-nonfinite")  # type: ignore[operator]
     elif "step" in rec and 0 <= rec["step"] < 1e15:
         ev("note", "generic", "metrics", step=int(rec["step"]), explicit=True,  # type: ignore[operator]

@@ -225,10 +225,11 @@ _NOT_HEADER = re.compile(r"(?<![\w.@-])[-+]?\.?\d|=|:\s")
 _CELL = re.compile(r"^(?:#|[a-z_][\w./\- ()\[\]%@]*)$")
 #: single-spaced names that read as a program's, not as prose: identifiers only, one of them
 #: with an underscore (fastai's table flattened to text: ``epoch train_loss valid_loss accuracy time``)
-_CODE_NAMES = re.compile(r"^(?=.*_)[a-z_][a-z0-9_]*(?: [a-z_][a-z0-9_]*)+$")
+_IDENT = r"[a-z_][a-z0-9_]*"
+_CODE_NAMES = re.compile(r"^(?=.*_)" + _IDENT + r"(?: " + _IDENT + r")+$")
 #: names that are all identifiers, however spaced (a single space between two of them parts two
 #: columns where one of them has an underscore: no name with a space inside is written so)
-_IDENTS = re.compile(r"^(?=.*_)[a-z_][a-z0-9_]*(?:\s+[a-z_][a-z0-9_]*)+$")
+_IDENTS = re.compile(r"^(?=.*_)" + _IDENT + r"(?:\s+" + _IDENT + r")+$")
 #: a cell that holds no value (sentence-transformers' and the HF Trainer's tables: ``-``, ``No log``)
 _NO_VALUE = frozenset({"-", "\u2013", "\u2014", "no log", "n/a", "none", "null"})
 #: the gap between aligned columns: two or more spaces (a tab counts)

@@ -76,6 +76,10 @@ for _names, _role in (*ZH_NAMES,
     for _n in _names:
         _EXACT[_n] = _role
 
+#: the loss terms GAN trainers print under their own names, no ``loss`` in them (``role``: so is
+#: a name that ends in ``_gan``)
+GAN_TERMS = ("perceptual", "feature_matching")
+
 #: the words the names of a record's values contain (loss, scale, grad norm, epoch, a regression
 #: error, and the measures of quality an evaluation's summary names: ``metrics-unstepped`` in
 #: ``fampnb.logs._fields``; lower case): the fast reader's "record-like line" test is built from
@@ -88,7 +92,7 @@ RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", 
                 " l_",      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
                 "l1:", "l1=",   # (EDSR's ``[L1: 5.9633]``: the loss named by its kind)
                 "fit progress: (",  # (Flower's server: ``fit progress: (3, 11.009, {...}, 307.7)``)
-                "_gan", "perceptual", "feature_matching")   # (GAN terms: ``GAN_TERMS``)
+                "_gan", *GAN_TERMS)
 #: losses named by one or two capital letters, before ``:`` and a number (lucidrains' GAN trainers
 #: ``G: 1.51 | D: 0.21 | GP: 0.00 | PL: 0.00``, yolact's ``B: 4.292 | C: 2.520 | ... | T: 12.029``,
 #: PytorchSSD's ``L: nan C: nan``): a pattern on the line as written (case decides), for the
@@ -125,10 +129,6 @@ _SUMMARY = re.compile(r"^(?:min|max|best|lowest)[_ ./-]")
 def summary(key: str) -> bool:
     """Does the (lower-cased) name hold the best value so far (``min_val_loss``, ``best loss``)?"""
     return key[:3] in ("min", "max", "bes", "low") and _SUMMARY.match(key) is not None
-
-
-#: the loss terms GAN trainers print under their own names, no ``loss`` in them
-GAN_TERMS = frozenset({"perceptual", "feature_matching"})
 
 
 def _strip(key: str) -> str:
