@@ -57,7 +57,8 @@ FOLDERS = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"
            "heldout169", "heldout170", "heldout171", "heldout172", "heldout173", "heldout174",
            "heldout175", "heldout176", "heldout177", "heldout178",
            "heldout179", "heldout180", "heldout181", "heldout182", "heldout183",
-           "heldout184", "heldout185", "heldout186", "heldout187", "heldout188")
+           "heldout184", "heldout185", "heldout186", "heldout187", "heldout188",
+           "heldout191", "heldout193", "heldout194")
 #: rows that still miss after their set's fixes, each left as it is for the reason in its set's
 #: README ("First doctor run"): a strict xfail, so that a change that mends one is noticed
 KNOWN_MISSES = {
@@ -351,6 +352,12 @@ KNOWN_MISSES = {
     "heldout188/trpo-mujoco-episode-block-kl-nan_trpo_21.log":
         "an episode block of one field a line: each line is read as a record, so the finite "
         "ValFuncLoss after the NaN PolicyLoss reads as a recovery",
+    "heldout191/sklearn-sgd-epoch-norm-avg-loss-zero_scikit-learn_31856.log":
+        "an average loss of exactly 0 on every epoch: a hinge loss on separable data and an "
+        "underflow print the same",
+    "heldout191/sklearn-gbm-train-loss-explodes-finite_example-a_63015320.log":
+        "a finite loss that grows 200,000-fold in steps, each under the explosion factor of the "
+        "largest before it, and falls back a little between them",
 }
 #: sets that lack a verdict, for the reason in their README (no unused thread of that kind)
 UNCOVERED = {"heldout21": {"overflow"}, "heldout23": {"overflow"}, "heldout24": {"overflow"},
@@ -414,7 +421,8 @@ UNCOVERED = {"heldout21": {"overflow"}, "heldout23": {"overflow"}, "heldout24": 
              "heldout180": {"overflow"}, "heldout181": {"overflow", "no-scaler"},
              "heldout182": {"overflow", "no-scaler"}, "heldout183": {"overflow", "no-scaler"},
              "heldout184": {"overflow"}, "heldout185": {"overflow"},
-             "heldout186": {"overflow", "data"}, "heldout188": {"overflow"}}
+             "heldout186": {"overflow", "data"}, "heldout188": {"overflow"},
+             "heldout191": {"overflow"}, "heldout194": {"overflow", "data"}}
 #: the sixth set is small (the stored threads had little left that no earlier set used), as are the
 #: twenty-second (Q&A pages rarely keep the pasted log), the fortieth (RLHF threads: most fp16
 #: ones already used, the others screenshots), the forty-second (Chinese threads: most already
@@ -453,7 +461,7 @@ SMALL = {"heldout6": 4, "heldout22": 7, "heldout40": 9, "heldout42": 10, "heldou
          "heldout120": 8, "heldout126": 10, "heldout128": 10, "heldout130": 7,
          "heldout137": 10, "heldout141": 5, "heldout148": 7, "heldout153": 10,
          "heldout164": 3, "heldout167": 7, "heldout168": 5, "heldout170": 4, "heldout173": 6,
-         "heldout174": 9, "heldout178": 6, "heldout179": 8, "heldout187": 10}
+         "heldout174": 9, "heldout178": 6, "heldout179": 8, "heldout187": 10, "heldout193": 8}
 VERDICTS = {"healthy", "overflow", "data", "no-scaler", "unknown"}
 COLUMNS = ("file", "source", "framework", "shows", "expected", "certainty", "defensible")
 

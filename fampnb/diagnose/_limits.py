@@ -41,7 +41,7 @@ SAID_AT_MINIMUM = frozenset({"marian-at-minimum"})
 #: NaN messages that end a run (no step of their own): see ``early``
 ENDING_RULES = frozenset({"tf-nan-loss", "tf-check-numerics", "anomaly", "nan-assert",
                           "nan-kernel-assert", "nan-detected", "nan-distribution",
-                          "loss-became-nan"})
+                          "loss-became-nan", "fasttext-nan-loss"})
 
 
 def floored(loss: float | None) -> bool:

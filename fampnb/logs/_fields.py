@@ -23,6 +23,7 @@ from fampnb.logs._vocab import (
     TOTAL_LOSS,
     VALUE_ROLES,
     role,
+    summary,
     whole_loss,
 )
 from fampnb.logs._vocab import loss_key as _vocab_loss_key
@@ -423,7 +424,10 @@ def metrics(fields: dict[str, str], rec: dict[str, float], step: int | None,
         return
     # (``count``: the measures of quality among them, PSNR, SSIM and LPIPS of one evaluation)
     measures = sum(1 for k in others if _MEASURE.search(k))
-    if not all(math.isfinite(x) and abs(x) < ASTRONOMICAL for x in others.values()):
+    # (a best value so far at infinity is where its search starts, not a value of the run:
+    # LightGBM's ``No further splits with positive gain, best gain: -inf``)
+    if not all(math.isfinite(x) and abs(x) < ASTRONOMICAL or math.isinf(x) and summary(k)
+               for k, x in others.items()):
         ev("note", "generic", "metrics-nonfinite")  # type: ignore[operator]
     elif "step" in rec and 0 <= rec["step"] < 1e15:
         ev("note", "generic", "metrics", step=int(rec["step"]), explicit=True,  # type: ignore[operator]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fampnb.logs._event import _c
 from fampnb.logs._num import NUM as _NUM
 
-__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "NAN_FIRST", "NAN_DETECTED", "TF_CHECK", "DIST_INVALID", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "GRAD_ERR", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "EVAL_BEFORE", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "NAN_INPUT", "OOM", "SCALE_SMALL", "LOSS_ERR", "PREC"]
+__all__ = ["START", "ARTICLE", "DS_REDUCE", "DS_HYST", "DS_MIN", "DYN_DOWN", "DYN_UP", "DS_GRAD_OVF", "LEGACY_SCALE", "LG_CHANGE", "TF_NAN", "PYRO_NAN", "FASTTEXT_NAN", "NAN_FIRST", "NAN_DETECTED", "TF_CHECK", "DIST_INVALID", "NAN_ASSERT", "OVF_EXIT", "APEX", "APEX_SKIP", "FAIRSEQ", "FS_OVF_ERR", "FS_AMP_SKIP", "MIN_REACHED", "REACHED", "GRADS_NONFINITE", "GRAD_ERR", "DS_PROGRESS", "CAI_SKIP", "CAI_SCALE", "MARIAN", "MARIAN_MIN", "MS_OVF", "PADDLE_DECR", "NAN_CHECK", "ASSERT_ERR", "LR0", "SCHED_WARN", "MISUSE", "ANOMALY", "EVAL_BEFORE", "MISUSE_WORDS", "ANOMALY_WORDS", "PREC_WORDS", "TRACE_ERR", "IPY_TRACEBACK", "CUDA_ASSERT", "NAN_INPUT", "OOM", "SCALE_SMALL", "LOSS_ERR", "PREC"]
 
 # ---- scaler records (can occur several times per segment) ---------------------------------
 ARTICLE = _c(r"loss scaling:\s*(" + _NUM + r")\s*->\s*(" + _NUM + r")(?:\s*\((\w+)\))?")
@@ -33,6 +33,9 @@ TF_NAN = _c(r"model diverged with loss\s*=\s*(?:nan|[-+]?inf)|nan loss during tr
 #: Pyro's check of the ELBO (``warn_if_nan(loss, "loss")``: ``UserWarning: Encountered NaN: loss``):
 #: the loss of the step in progress is NaN
 PYRO_NAN = _c(r"\bencountered nan: loss\b")
+#: fastText's trainer stopping on a non-finite loss (``std::runtime_error``, ``what():  Encountered
+#: NaN.``): the loss of the step in progress is NaN
+FASTTEXT_NAN = _c(r"\bencountered nan\.(?!\d)")
 #: a trainer's check that the first epoch (step, iteration) gave NaN: GluonTS's ``GluonTSUserError:
 #: Got NaN in first epoch. Try reducing initial learning rate.``: a NaN at the start of training
 #: (not ``no NaN in the first epoch``)

@@ -189,12 +189,20 @@ _AT_STEP = re.compile(r"(?<![\w.])(" + _KEY + r"(?: " + _KEY + r"){0,3}?) (?:(?:
 _DECIMAL_PAIR = re.compile(r"(\d\.\d+(?:e[-+]?\d+)?)\s*/\s*[-+]?\d*\.\d+(?:e[-+]?\d+)?(?![\w.])")
 
 
+#: a value glued to the next name and its colon (CatBoost's early console lines: ``61:     learn
+#: 0.1211191019passed: 17.7 sec``, ``learn nanpassed: 17.5 sec``): they are two fields (a number
+#: or ``nan``; not ``inf``, which begins words such as ``inference:``, nor ``nano...``)
+_GLUED = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan(?!o))(?=[a-z]{3,}:\s)")
+
+
 def pairs(low: str) -> dict[str, str]:
     """``{name: value text}`` of the ``key <sep> number`` fields of a lower-cased line (the first
     value of each name; of two decimals split by ``/``, the first: ``_DECIMAL_PAIR``), of ``name
     at step N: number`` (``_AT_STEP``: the name's value, and N the step's), of names listed before
     their values (``_LISTED``), and of ``number loss`` fields between commas (``_VALUE_FIRST``)."""
     out: dict[str, str] = {}
+    if ":" in low and _GLUED.search(low):
+        low = _GLUED.sub(r"\g<0> ", low)
     if "/" in low and "." in low:
         low = _DECIMAL_PAIR.sub(r"\1", low)
     if (" at " in low or " in " in low or ": " in low) and (m := _AT_STEP.search(low)):

@@ -76,6 +76,7 @@ from fampnb.logs._messages import (
     PADDLE_DECR,
     PREC,
     PREC_WORDS,
+    FASTTEXT_NAN,
     PYRO_NAN,
     REACHED,
     SCALE_SMALL,
@@ -363,6 +364,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         ev("nan", "keras", "tf-nan-loss", loss=math.nan, **_when(low[m.end():]))
     elif "encountered nan" in low and PYRO_NAN.search(low):
         ev("nan", "generic", "pyro-nan-loss", loss=math.nan)
+    elif "encountered nan" in low and FASTTEXT_NAN.search(low):
+        ev("nan", "generic", "fasttext-nan-loss", loss=math.nan)
     elif ("detected" in low or "stop training" in low) and NAN_DETECTED.search(low):
         ev("nan", "generic", "nan-detected", loss=math.nan)
     elif "first" in low and NAN_FIRST.search(low):

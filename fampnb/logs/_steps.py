@@ -95,6 +95,10 @@ def _bracket(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
 #: LightGBM's boosting round: ``[44]\ttrain-logloss:-nan\tvalid-logloss:0.332``): the step,
 #: where no other counter is named
 LEAD_COUNTER = _c(r"\[\s*(\d{1,12})\s*\]\s+(?=[a-z_])")
+#: a bare counter and a colon that open the line, then a tab (or the spaces a tab became) before
+#: the record's fields (CatBoost's iteration: ``34:<tab>learn: 0.9508429<tab>test: 0.8235312``;
+#: not Slurm's ``0: `` rank label, one space)
+LEAD_COLON = _c(r"(\d{1,12}):(?:\t|\s{2,})(?=[a-z_])")
 
 
 def step_of(text: str) -> tuple[int | None, int | None, bool]:
@@ -117,6 +121,10 @@ def step_of(text: str) -> tuple[int | None, int | None, bool]:
             return step, total, word != "/"
     if text[:1] == "[":
         m = LEAD_COUNTER.match(text)
+        if m:
+            return int(m.group(1)), None, False
+    elif text[:1].isdigit():
+        m = LEAD_COLON.match(text)
         if m:
             return int(m.group(1)), None, False
     return None, None, False

@@ -54,8 +54,9 @@ for _names, _role in (*ZH_NAMES,
     (("loss", "lm loss", "lm_loss", "total loss", "total_loss", "loss_total", "overall_loss",
       "xent", "nll", "cross_entropy", "cross entropy", "cross-entropy",   # (MXNet's metric)
       "cost", "avg_cost", "avg cost", "avgcost", "currentcost", "current_cost", "mean_cost",
-      "l1", *NLL), "loss"),  # (Marian's ``Cost``, Paddle's ``avg_cost``, Paddle v1's ``AvgCost=``;
-    #                           EDSR and its descendants name the loss by its kind: ``[L1: 5.96]``)
+      "l1", "learn", *NLL), "loss"),  # (Marian's ``Cost``, Paddle's ``avg_cost``, Paddle v1's
+    # ``AvgCost=``; EDSR and its descendants name the loss by its kind: ``[L1: 5.96]``; CatBoost
+    # prints the objective on the training data as ``learn``: ``34:	learn: 0.9508429	test: ...``)
     (("ppl", "perplexity"), "ppl"),
     (("loss_scale", "loss scale", "grad_scale", "grad scale", "scale", "cur_scale", "scaler",
       "amp_scale", "amp scale", "loss_scaler", "lossscale", "loss-scale",
@@ -87,7 +88,7 @@ GAN_TERMS = ("perceptual", "feature_matching")
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
                 "mse", "mae", "squared_error", "absolute_error",     # (``error``: ``rmse`` too)
                 "acc", "f1", "auc", "psnr", "recall", "bleu", "iou", "dice", "ssim", "lpips", "rouge",
-                "cost", "smoothl1", "likelihood", "score at iteration", "损失", "轮",
+                "cost", "smoothl1", "likelihood", "nloglik", "learn", "score at iteration", "损失", "轮",
                 " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
                 " l_",      # (BasicSR's ``l_pix: 1.2e-02``: ``role``)
                 "l1:", "l1=",   # (EDSR's ``[L1: 5.9633]``: the loss named by its kind)
@@ -155,8 +156,8 @@ def role(key: str) -> str | None:
                 or "_loss_" in k or "lossper" in k or "loss per" in k:
             return "loss"   # (and a loss per item: CNTK's ``TrainLossPerSample``)
         return None
-    if k.endswith(("_xent", "/xent", "_nll", "/nll", "损失")):
-        return "loss"
+    if k.endswith(("_xent", "/xent", "_nll", "/nll", "nloglik", "损失")):
+        return "loss"   # (XGBoost's negative log-likelihoods: ``[0]	train-gamma-nloglik:nan``)
     if k[:2] == "l_" and k[2:3].isalpha():
         return "loss"   # (BasicSR, mmsr and their forks name each loss ``l_``: ``l_pix``, ``l_d_real``)
     if k.endswith("_gan") or k in GAN_TERMS:

@@ -1,0 +1,78 @@
+"""Rules from the first runs of heldout191-195 (notations, roles and a message kind, not lines):
+the evaluation rows of gradient-boosting libraries (XGBoost's ``[N]<tab>train-gamma-nloglik:nan``,
+CatBoost's ``N:<tab>learn: …<tab>test: …``) name their losses and steps; a value glued to the
+next name is two fields (CatBoost's ``learn nanpassed: 17.5 sec``); a best value so far at
+infinity is where its search starts (LightGBM's ``best gain: -inf``), not a value of the run;
+fastText's ``Encountered NaN.`` says the loss went NaN, and ends the run."""
+
+from __future__ import annotations
+
+import math
+
+from doctor_helpers import diagnose_both as _both
+
+from fampnb import logs
+
+
+def _losses(lines: list[str]) -> list[tuple[int | None, float]]:
+    return [(e.step, e.loss) for e in logs.parse(lines) if e.kind in ("loss", "nan")]
+
+
+def test_xgboost_negative_log_likelihood_is_a_loss() -> None:
+    rows = [f"[{i}]\ttrain-gamma-nloglik:nan" for i in range(6)]
+    got = _losses(rows)
+    assert [s for s, _ in got] == list(range(6)) and all(math.isnan(x) for _, x in got)
+    assert _both(rows).verdict == "data"
+    finite = [f"[{i}]\ttrain-poisson-nloglik:{2.5 - i / 10:.5f}" for i in range(6)]
+    assert [x for _, x in _losses(finite)] == [2.5 - i / 10 for i in range(6)]
+    assert _both(finite).verdict == "healthy"
+
+
+def test_catboost_learn_is_the_training_loss() -> None:
+    rows = [f"{i}:\tlearn: {0.95 - i / 1000:.7f}\ttest: 0.8235312\tbest: 0.8356368 (1)\t"
+            f"total: {17 + i}.5s\tremaining: 1h 39m 38s" for i in range(30, 40)]
+    got = _losses(rows)
+    assert [s for s, _ in got] == list(range(30, 40))
+    assert got[0][1] == 0.92
+    assert _both(rows).verdict == "healthy"
+
+
+def test_a_best_value_at_infinity_is_no_nonfinite_measure() -> None:
+    lines = []
+    for i in range(38, 44):
+        lines += [f"[LightGBM] [Info] {0.2 + i / 1000:.6f} seconds elapsed, finished iteration {i}",
+                  "[LightGBM] [Warning] No further splits with positive gain, best gain: -inf",
+                  f"[LightGBM] [Info] Iteration:{i + 1}, valid_1 auc : {0.81 + i / 10000:.6f}"]
+    assert not [e for e in logs.parse(lines) if e.rule == "metrics-nonfinite"]
+    assert _both(lines).verdict == "healthy"
+    # a measure that is not finite still is one, and a best value that is NaN is no start value
+    assert [e.rule for e in logs.parse(["Iteration:39, valid_1 auc : nan"])] == ["metrics-nonfinite"]
+    assert [e.rule for e in logs.parse(["Iteration:39, auc: 0.8, best auc: nan"])] == [
+        "metrics-nonfinite"]
+
+
+def test_fasttext_encountered_nan_is_a_nan_loss() -> None:
+    log = ["Read 2M words", "Number of words:  360860", "Number of labels: 25272",
+           "Progress:   12.4% words/s:   1441702 lr:  0.875922 loss: 118.363022 eta:   0h 0m"
+           "terminate called after throwing an instance of 'std::runtime_error'",
+           "  what():  Encountered NaN.terminate called recursively", "Aborted (core dumped)"]
+    evs = [(e.line_no, e.kind, e.rule) for e in logs.parse(log) if e.kind == "nan"]
+    assert evs == [(5, "nan", "fasttext-nan-loss")]
+    # (the message ends the run: it says when the run stopped, not that the NaN came at the start)
+    assert _both(log).verdict == "no-scaler"
+    # (not a count of NaN values: ``encountered nan.5`` is no sentence's end)
+    assert not [e for e in logs.parse(["encountered nan.5 times"]) if e.kind == "nan"]
+
+
+def test_a_value_glued_to_the_next_name_is_two_fields() -> None:
+    rows = [f"{61 + i}:     learn 0.12{i}1191019passed: 17.7 sec      total: 20m 5{i}s  "
+            f"remaining: 12m 50s" for i in range(4)]
+    rows += [f"{65 + i}:     learn nanpassed: 17.5 sec       total: 22m {i}s   remaining: 11m"
+             for i in range(4)]
+    got = _losses(rows)
+    assert [s for s, _ in got] == list(range(61, 69))
+    assert got[0][1] == 0.1201191019 and all(math.isnan(x) for _, x in got[4:])
+    assert _both(rows).verdict == "no-scaler"
+    # a word that merely holds ``nan`` or digits is left whole
+    assert logs._notation.pairs("financial: 3, mp3files: 4, policy inference: 6.1") == {
+        "financial": "3", "mp3files": "4", "policy inference": "6.1"}
