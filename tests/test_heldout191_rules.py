@@ -3,7 +3,8 @@ the evaluation rows of gradient-boosting libraries (XGBoost's ``[N]<tab>train-ga
 CatBoost's ``N:<tab>learn: …<tab>test: …``) name their losses and steps; a value glued to the
 next name is two fields (CatBoost's ``learn nanpassed: 17.5 sec``); a best value so far at
 infinity is where its search starts (LightGBM's ``best gain: -inf``), not a value of the run;
-fastText's ``Encountered NaN.`` says the loss went NaN, and ends the run."""
+fastText's ``Encountered NaN.`` says the loss went NaN, and ends the run; a value named after the
+step it was taken at (``Cost after iteration 1000: 0.62``) is that step's."""
 
 from __future__ import annotations
 
@@ -76,3 +77,14 @@ def test_a_value_glued_to_the_next_name_is_two_fields() -> None:
     # a word that merely holds ``nan`` or digits is left whole
     assert logs._notation.pairs("financial: 3, mp3files: 4, policy inference: 6.1") == {
         "financial": "3", "mp3files": "4", "policy inference": "6.1"}
+
+
+def test_a_value_named_after_its_step() -> None:
+    log = ["Cost after iteration 0: inf"] + [f"Cost after iteration {k}000: {0.62 - k / 100:.4f}"
+                                             for k in range(1, 15)]
+    got = _losses(log)
+    assert got[0][0] == 0 and math.isinf(got[0][1])
+    assert [s for s, _ in got[1:]] == [k * 1000 for k in range(1, 15)]
+    assert _both(log).verdict == "healthy"     # (an infinite first cost that training leaves)
+    assert _both([f"Cost after epoch {k}: {x}" for k, x in
+                  enumerate([0.7, 0.6, 0.5, 0.4, "nan", "nan", "nan", "nan"])]).verdict != "healthy"

@@ -178,8 +178,9 @@ def _listed(m: re.Match[str]) -> dict[str, str]:
 
 #: a value named with the step it was taken at (TensorFlow's tutorials and the KGE trainers:
 #: ``Average loss at step 2000: 4.36``, ``Training average loss at batch 100: nan``; cuMF's ALS:
-#: ``Train RMSE in iter 0: nan``; auto-round's ``loss iter 0: 0.184206 -> iter 174: 0.094373``)
-_AT_STEP = re.compile(r"(?<![\w.])(" + _KEY + r"(?: " + _KEY + r"){0,3}?) (?:(?:at|in) )?(step|batch"
+#: ``Train RMSE in iter 0: nan``; auto-round's ``loss iter 0: 0.184206 -> iter 174: 0.094373``;
+#: the deeplearning.ai courses' ``Cost after iteration 1000: 0.6239``)
+_AT_STEP = re.compile(r"(?<![\w.])(" + _KEY + r"(?: " + _KEY + r"){0,3}?) (?:(?:at|in|after) )?(step|batch"
                       r"|iteration|iter|epoch) (\d{1,12})\s*[:=]\s*(" + NUM + r")(?![\w.])")
 
 
@@ -205,7 +206,8 @@ def pairs(low: str) -> dict[str, str]:
         low = _GLUED.sub(r"\g<0> ", low)
     if "/" in low and "." in low:
         low = _DECIMAL_PAIR.sub(r"\1", low)
-    if (" at " in low or " in " in low or ": " in low) and (m := _AT_STEP.search(low)):
+    if (" at " in low or " in " in low or " after " in low or ": " in low) and (
+            m := _AT_STEP.search(low)):
         out[_name(m.group(1))] = m.group(4)
         out[m.group(2)] = m.group(3)
         low = low[:m.start()] + low[m.end():]
