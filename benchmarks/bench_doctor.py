@@ -15,11 +15,19 @@ a ratio alike), the CPU times (user + system, the doctor's worker processes incl
 machine the wall ratio is noisy, the CPU ratio is not), and the doctor's peak RSS (target
 < 300 MB), each command measured through its own helper process.
 
+``--floor`` times, in the same alternation, what any doctor of this design pays before it parses a
+line: the interpreter's start, the doctor on an empty log (start-up and imports: mostly compiling
+the rules' regular expressions) and a bare template pass (``TEMPLATE_PASS``: read, map digits to 0,
+split the lines, take their set; the standard library's fastest way to see every line's template,
+which ``fampnb.logs._pick`` builds on), whole and over half the file (one of two workers' share),
+and prints each as a ratio to ``grep``.
+
 ``--against DIR`` times a second doctor too, from another source tree (``git archive REV fampnb |
 tar -x -C DIR``; run with ``PYTHONPATH=DIR``), alternating with the others, and prints this doctor's
 wall and CPU ratios to it (the CPU ratio is the stable figure on a shared machine).
 
     python benchmarks/bench_doctor.py [--mb 200] [--repeat 5] [--keep] [--out PATH] [--against DIR]
+                                      [--floor]
 """
 
 from __future__ import annotations
@@ -36,6 +44,23 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+#: the bare template pass of ``--floor``: argv = path, start, end
+TEMPLATE_PASS = """import os, sys
+path, pos, end = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+digits = bytes.maketrans(b"123456789", b"000000000")
+fd, n = os.open(path, os.O_RDONLY), 0
+while pos < end:
+    data = os.pread(fd, min(512 << 10, end - pos), pos)
+    if not data:
+        break
+    lines = data.translate(digits).split(b"\\n")
+    if len(lines) == 1:                # (no newline before ``end``: the rest is one piece)
+        break
+    n += len(set(lines[:-1]))          # (the piece after the last newline is read again)
+    pos += len(data) - len(lines[-1])
+print(n)
+"""
 
 
 def scales_for(steps: int, seed: int = 0) -> tuple[list[float], list[bool], str]:
@@ -129,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--keep", action="store_true", help="keep the generated log")
     ap.add_argument("--out", type=Path, default=None, help="where to write the log")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time start-up, imports and a bare template pass (see the module)")
     ap.add_argument("--against", type=Path, default=None,
                     help="a source tree holding another fampnb/ to time side by side")
     args = ap.parse_args(argv)
@@ -141,6 +168,20 @@ def main(argv: list[str] | None = None) -> int:
     grep = ["grep", "-ciE", "overflow|nan|inf|loss scal", str(path)]
     doctor = [sys.executable, "-m", "fampnb", "doctor", "--json", str(path)]
     runs: dict[str, list[tuple[float, float, float, str]]] = {"grep": [], "doctor": [], "other": []}
+    floors: dict[str, list[str]] = {}
+    if args.floor:
+        empty = Path(tempfile.gettempdir()) / "bench-doctor-empty.log"
+        empty.write_bytes(b"")
+        size = path.stat().st_size
+        floors = {
+            "python start-up": [sys.executable, "-c", "pass"],
+            "doctor on an empty log": [sys.executable, "-m", "fampnb", "doctor", "--json", str(empty)],
+            "template pass, whole file": [sys.executable, "-c", TEMPLATE_PASS, str(path), "0",
+                                          str(size)],
+            "template pass, half the file": [sys.executable, "-c", TEMPLATE_PASS, str(path), "0",
+                                             str(size // 2)],
+        }
+        runs.update({name: [] for name in floors})
     other_env = None if args.against is None else {
         **os.environ, "PYTHONPATH": str(args.against.resolve())}
     run_measured(grep)  # warm the page cache once for both
@@ -149,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         runs["doctor"].append(run_measured(doctor))
         if other_env is not None:
             runs["other"].append(run_measured(doctor, other_env))
+        for name, cmd in floors.items():
+            runs[name].append(run_measured(cmd))
     g = statistics.median(r[0] for r in runs["grep"])
     d = statistics.median(r[0] for r in runs["doctor"])
     ratio = statistics.median(b[0] / a[0] for a, b in zip(runs["grep"], runs["doctor"]))
@@ -167,6 +210,16 @@ def main(argv: list[str] | None = None) -> int:
           f"ratio {dc / max(gc, 1e-9):.2f}x")
     print(f"doctor peak RSS: {rss:.0f} MB (target < 300)   verdict: {verdict}   "
           f"throughput: {mb / d:.0f} MB/s   cpus: {os.cpu_count()}   load avg: {load}")
+    if floors:
+        print("floor (each: median of its ratios to the grep run just before it, wall):")
+        for name in floors:
+            r = statistics.median(b[0] / a[0] for a, b in zip(runs["grep"], runs[name]))
+            print(f"  {name:30s} {statistics.median(x[0] for x in runs[name]):.3f} s   {r:.2f}x")
+        least = statistics.median(
+            (e[0] + h[0]) / g[0] for g, e, h in zip(runs["grep"], runs["doctor on an empty log"],
+                                                    runs["template pass, half the file"]))
+        print(f"  start-up and imports + half a template pass (two workers at best, no line parsed): "
+              f"{least:.2f}x")
     if runs["other"]:
         pairs = list(zip(runs["other"], runs["doctor"]))
         wall = statistics.median(b[0] / a[0] for a, b in pairs)
@@ -176,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vs {args.against}: this doctor / that one: wall {wall:.2f}x, CPU {cpu:.2f}x "
               f"(that one: {statistics.median(r[1] for r in runs['other']):.3f} s CPU, "
               f"verdict {o_verdict})")
+    if args.floor:
+        empty.unlink()
     if not args.keep:
         os.unlink(path)
     return 0
