@@ -1,14 +1,17 @@
-"""Rules from the first runs of heldout191-195 (notations, roles and a message kind, not lines):
+"""Rules from the first runs of heldout189-199 (notations, roles and message kinds, not lines):
 the evaluation rows of gradient-boosting libraries (XGBoost's ``[N]<tab>train-gamma-nloglik:nan``,
 CatBoost's ``N:<tab>learn: …<tab>test: …``) name their losses and steps; a value glued to the
 next name is two fields (CatBoost's ``learn nanpassed: 17.5 sec``); a best value so far at
 infinity is where its search starts (LightGBM's ``best gain: -inf``), not a value of the run;
 fastText's ``Encountered NaN.`` says the loss went NaN, and ends the run; a value named after the
-step it was taken at (``Cost after iteration 1000: 0.62``) is that step's."""
+step it was taken at (``Cost after iteration 1000: 0.62``) is that step's; DeepSpeed's skip counter
+printed unchanged after a backoff (``step=650, skipped=10`` after ``skipped=10``) shows that the
+steps since went through: the scale held."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from doctor_helpers import diagnose_both as _both
 
@@ -88,3 +91,20 @@ def test_a_value_named_after_its_step() -> None:
     assert _both(log).verdict == "healthy"     # (an infinite first cost that training leaves)
     assert _both([f"Cost after epoch {k}: {x}" for k, x in
                   enumerate([0.7, 0.6, 0.5, 0.4, "nan", "nan", "nan", "nan"])]).verdict != "healthy"
+
+
+DS_CHAT = (Path(__file__).parent / "data" / "heldout190"
+           / "deepspeed-chat-sft-periodic-overflow-at-ceiling_DeepSpeedExamples_step1-opt-1.3b.log")
+
+
+def test_a_skip_counter_unchanged_after_a_backoff_shows_the_scale_held() -> None:
+    lines = DS_CHAT.read_text(encoding="utf-8").splitlines()
+    held = [e.line_no for e in logs.parse(lines) if e.rule == "ds-counter-held"]
+    assert held[:3] == [3, 8, 10] and 18 not in held and 20 in held   # (line 18: 6 -> 8)
+    # the window cut at the first backoff's counter, which rose: nothing shows that it held
+    assert _both(lines[:19]).verdict == "unknown"
+    # the next counter, unchanged: the steps since went through
+    assert _both(lines[:20]).verdict == "healthy"
+    # the second backoff starts from 65536 again: the scale grew back, and holds
+    d = _both(lines)
+    assert d.verdict == "healthy" and "2 backoff" in d.reason, d.reason

@@ -118,7 +118,9 @@ def test_ds_progress_counter_emits_deltas():
              "[Rank 0] step=40, skipped=5, lr=[1e-4], mom=[(0.9, 0.999)]"]
     zero = [e for e in parse(lines) if e.rule == "ds-counter-zero"]
     assert [(e.step, e.count) for e in zero] == [(10, 0)]   # a counter at 0: nothing skipped yet
-    evs = [e for e in parse(lines) if e.rule != "ds-counter-zero"]
+    held = [e for e in parse(lines) if e.rule == "ds-counter-held"]
+    assert [(e.step, e.count) for e in held] == [(30, 0)]   # unchanged: the steps went through
+    evs = [e for e in parse(lines) if e.rule not in ("ds-counter-zero", "ds-counter-held")]
     assert [(e.step, e.count) for e in evs] == [(20, 3), (40, 2)]
     assert all(e.kind == "skip" and e.framework == "deepspeed" for e in evs)
 

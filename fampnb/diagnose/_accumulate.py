@@ -66,6 +66,10 @@ class Accumulator:
                 log.traceback_records = nan.rec_index
             return
         log.count(ev)
+        if ev.rule == "ds-counter-held":
+            self.scale.quiet()
+            log.step(ev)
+            return
         if ev.rule == "ds-counter-zero":
             self.skip.zero(nan.first_nan is not None)
             log.step(ev)

@@ -25,6 +25,8 @@ class Run:
     levels: int = 1
     duplicates: int = 0
     loss_after: int = 0
+    quiet_after: int = 0                # skip counters printed after it, unchanged (DeepSpeed's
+    #                                     ``step=N, skipped=K``: the steps between went through)
     growth_after: bool = False
     nan_after: bool = False
     events: list[Event] = field(default_factory=list)
@@ -78,7 +80,7 @@ class ScaleTracker:
         grew = known is not None and (
             (after is not None and after >= known) if ev.rule in TARGET_ONLY
             else (before is not None and before > known))
-        if ev.kind == "backoff" and r0 is not None and r0.loss_after >= 1 and grew:
+        if ev.kind == "backoff" and r0 is not None and (r0.loss_after or r0.quiet_after) and grew:
             # a backoff that starts above the last known scale, training records in between: the
             # scale grew back meanwhile, silently (apex/fairseq print only the new, halved value:
             # "reducing to X" at or above the last scale means it had doubled at least once)
@@ -172,6 +174,11 @@ class ScaleTracker:
                         finite, loss_ref, gn_ref)
         else:
             self._set_scale(scale, ev, ev.scale_log2)
+
+    def quiet(self) -> None:
+        """A skip counter printed unchanged: steps went through since the open run, if any."""
+        if self.run is not None:
+            self.run.quiet_after += 1
 
     def record(self, bad: bool, loss: float | None, gn: float | None) -> None:
         """A loss record (``bad``: non-finite): after a run, it says what followed the run."""

@@ -16,7 +16,9 @@ overflow, minimum, error, precision words, ...), so per block only these lines a
 - every line where a printed loss scale changes (Megatron/Keras/user loops print one on every
   line; digits are invisible in templates, so the value is compared on those lines);
 - Megatron lines with a non-zero skipped/nan counter or a missing loss field;
-- the first and last DeepSpeed ``skipped=`` counter of each block (its sum telescopes);
+- the first and last DeepSpeed ``skipped=`` counter of each block (its sum telescopes); a
+  counter line is record-like too (one printed unchanged after a backoff shows that the steps
+  since went through), so the ones after a rare line are picked with its records;
 - the first ``FIRST_RECORDS`` loss records of the log, the ``AFTER`` loss records that follow
   each rare line (the rules count at most 3: the counts agree with a full parse; also across a
   block's end, within the range), and a sample of the others (the first line of each template,
@@ -115,7 +117,7 @@ class Picker:
                 plain = _ansi.strip(t)
                 self.coloured.add(t)
             cls[t] = (_R if RARE.search(plain) else _S if SCALE.search(plain)
-                      else _L if LOSSY.search(plain) else _O)
+                      else _L if LOSSY.search(plain) or b"skipped=" in t else _O)
             if wrap_head(plain.rstrip(b"\r").decode("utf-8", "replace").lower()):
                 self.heads.add(t)
             if plain[:1] in b" \t" and FIELD.match(plain.rstrip(b"\r")):

@@ -460,6 +460,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
             ev("skip", "deepspeed", "ds-skipped-counter", count=k)
         elif k == 0:        # a counter still at zero: nothing has been skipped (so far)
             ev("skip", "deepspeed", "ds-counter-zero", count=0)
+        elif k == st.ds_skipped:    # unchanged: the steps since the last print went through
+            ev("skip", "deepspeed", "ds-counter-held", count=0)
         st.ds_skipped = k
     if ("start training" in low or "starting training" in low or "training started" in low) \
             and "epoch" not in low and "error" not in low and START.search(low):
