@@ -6,7 +6,8 @@ infinity is where its search starts (LightGBM's ``best gain: -inf``), not a valu
 fastText's ``Encountered NaN.`` says the loss went NaN, and ends the run; a value named after the
 step it was taken at (``Cost after iteration 1000: 0.62``) is that step's; DeepSpeed's skip counter
 printed unchanged after a backoff (``step=650, skipped=10`` after ``skipped=10``) shows that the
-steps since went through: the scale held."""
+steps since went through, and so does one that rose by no more than the overflow records printed
+since while the step moved on further: the scale held."""
 
 from __future__ import annotations
 
@@ -101,10 +102,34 @@ def test_a_skip_counter_unchanged_after_a_backoff_shows_the_scale_held() -> None
     lines = DS_CHAT.read_text(encoding="utf-8").splitlines()
     held = [e.line_no for e in logs.parse(lines) if e.rule == "ds-counter-held"]
     assert held[:3] == [3, 8, 10] and 18 not in held and 20 in held   # (line 18: 6 -> 8)
-    # the window cut at the first backoff's counter, which rose: nothing shows that it held
-    assert _both(lines[:19]).verdict == "unknown"
-    # the next counter, unchanged: the steps since went through
-    assert _both(lines[:20]).verdict == "healthy"
+    # the window cut at the first backoff: nothing shows that it held
+    assert _both(lines[:17]).verdict == "unknown"
+    # the next counter rose by the two overflow records (6 -> 8) while the step moved on by ten
+    # (500 -> 510): the other eight steps went through
+    assert _both(lines[:18]).verdict == "healthy"
+    # a counter that rose by more than the overflow records printed says nothing of the sort
+    more = lines[:17] + [lines[17].replace("skipped=8", "skipped=9")]
+    assert _both(more).verdict == "unknown"
     # the second backoff starts from 65536 again: the scale grew back, and holds
     d = _both(lines)
     assert d.verdict == "healthy" and "2 backoff" in d.reason, d.reason
+
+
+def test_deepspeed_progress_lines_read_fast_as_in_full(monkeypatch) -> None:
+    """``_rules.DS_LINE`` reads DeepSpeed's progress lines by their counter alone: the events
+    are the ones the full reading gives, on every stored log that prints such a line."""
+    from fampnb.logs import _rules
+
+    root = Path(__file__).parent.parent
+    paths = sorted(p for folder in (root / "tests" / "data", root / "fampnb" / "data")
+                   for p in folder.rglob("*.log") if b"skipped=" in p.read_bytes())
+    fast = 0
+    for p in paths:
+        text = p.read_text(encoding="utf-8", errors="replace").splitlines()
+        fast += sum(1 for line in text if _rules.DS_LINE.fullmatch(line.lower()))
+        monkeypatch.setattr(_rules, "FAST_DS", True)
+        a = [repr(e) for e in logs.parse(text)]       # (repr: a NaN is not equal to itself)
+        monkeypatch.setattr(_rules, "FAST_DS", False)
+        b = [repr(e) for e in logs.parse(text)]
+        assert a == b, p.name
+    assert len(paths) >= 15 and fast >= 50       # (the fast reading was exercised)

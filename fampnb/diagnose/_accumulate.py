@@ -40,6 +40,8 @@ class Accumulator:
         self.grad = GradTracker()
         self.skip = SkipTracker()
         self.precision = PrecisionTracker()
+        self.counter_step: int | None = None  # DeepSpeed's last skip counter: its step, and the
+        self.overflows = 0                    # overflow records printed since
 
     def feed(self, ev: Event) -> None:
         log, nan = self.log, self.nan
@@ -66,8 +68,9 @@ class Accumulator:
                 log.traceback_records = nan.rec_index
             return
         log.count(ev)
+        if ev.rule in ("ds-counter-held", "ds-counter-zero", "ds-skipped-counter"):
+            self._counter(ev)
         if ev.rule == "ds-counter-held":
-            self.scale.quiet()
             log.step(ev)
             return
         if ev.rule == "ds-counter-zero":
@@ -79,6 +82,7 @@ class Accumulator:
             self.precision.feed(ev)
         kind = ev.kind
         if kind in ("backoff", "hysteresis", "growth"):
+            self.overflows += kind != "growth"
             if self.scale.scaler(ev, *self._ref()):
                 self.skip.count += 1
         elif ev.scale_after is not None and kind in ("loss", "nan", "scale", "skip"):
@@ -97,6 +101,17 @@ class Accumulator:
                 self.grad.bad(ev)
         if ev.count is not None:      # (counter records: the skip tracker's)
             self.skip.counted_on_record(ev)
+
+    def _counter(self, ev: Event) -> None:
+        """DeepSpeed's ``step=N, skipped=K``: when the step moved on by more than the counter
+        (``ev.count``: how much it rose), and the counter rose by no more than the overflow
+        records printed since the last one, the other steps went through: the open run of
+        backoffs is followed by steps that did not overflow (``ScaleTracker.quiet``)."""
+        rose, last = ev.count or 0, self.counter_step
+        if (ev.rule != "ds-counter-zero" and last is not None and ev.step - last > rose
+                and rose <= self.overflows):
+            self.scale.quiet()
+        self.counter_step, self.overflows = ev.step, 0
 
     def _ref(self) -> tuple[int, float | None, float | None]:
         """What a new run of backoffs remembers: finite loss records so far, the last finite

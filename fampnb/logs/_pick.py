@@ -16,9 +16,9 @@ overflow, minimum, error, precision words, ...), so per block only these lines a
 - every line where a printed loss scale changes (Megatron/Keras/user loops print one on every
   line; digits are invisible in templates, so the value is compared on those lines);
 - Megatron lines with a non-zero skipped/nan counter or a missing loss field;
-- the first and last DeepSpeed ``skipped=`` counter of each block (its sum telescopes); a
-  counter line is record-like too (one printed unchanged after a backoff shows that the steps
-  since went through), so the ones after a rare line are picked with its records;
+- the first and last DeepSpeed ``skipped=`` counter of each block (its sum telescopes), and the
+  first after each rare line (``COUNTERS_AFTER``: whether the steps since the backoff went
+  through; also across a block's end);
 - the first ``FIRST_RECORDS`` loss records of the log, the ``AFTER`` loss records that follow
   each rare line (the rules count at most 3: the counts agree with a full parse; also across a
   block's end, within the range), and a sample of the others (the first line of each template,
@@ -50,6 +50,7 @@ SAMPLE = 2048         # one ordinary loss record in this many lines
 MAX_TEMPLATES = 200_000
 FIRST_RECORDS = 8     # the log's first loss records are all parsed (what "at the start" means)
 AFTER = 4             # loss records parsed after each rare line (more than the rules count)
+COUNTERS_AFTER = 1    # DeepSpeed skip counters parsed after each rare line
 RARE_CAP = 128        # per rare template and block: the first and last this many lines
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
@@ -101,6 +102,7 @@ class Picker:
         self.pick_first = False      # the previous block ended with a wrapped record's head
         self.owed = (0, 0)           # loss records still to pick after a rare line near the end
                                      # of the previous block, and lines left in its window
+        self.owed_counters = 0       # skip counters still to pick after such a line
 
     def _classify(self, templates: set[bytes]) -> None:
         cls = self.cls
@@ -117,7 +119,7 @@ class Picker:
                 plain = _ansi.strip(t)
                 self.coloured.add(t)
             cls[t] = (_R if RARE.search(plain) else _S if SCALE.search(plain)
-                      else _L if LOSSY.search(plain) or b"skipped=" in t else _O)
+                      else _L if LOSSY.search(plain) else _O)
             if wrap_head(plain.rstrip(b"\r").decode("utf-8", "replace").lower()):
                 self.heads.add(t)
             if plain[:1] in b" \t" and FIELD.match(plain.rstrip(b"\r")):
@@ -169,6 +171,10 @@ class Picker:
         owed, self.owed = self.owed, (0, 0)
         if owed[0]:
             self._records_from(lines, 0, owed[0], owed[1], pick)
+        counters = templates & self.counters
+        owed_counters, self.owed_counters = self.owed_counters, 0
+        if owed_counters and counters:
+            self._counters_from(lines, 0, owed_counters, counters, pick)
         rare = {t for t in templates if cls[t] == _R}
         if rare:
             hits = _indexes(lines, rare)
@@ -180,9 +186,11 @@ class Picker:
                 if lines[i] in ctx:
                     pick.add(i + 1)
                 self._records_from(lines, i + 1, AFTER, 256, pick)
+                if self.counters:
+                    self._counters_from(lines, i + 1, COUNTERS_AFTER, counters, pick)
         if templates & self.floors:
             self._floored(buf, end, pick)
-        for t in templates & self.counters:  # DeepSpeed ``skipped=``: first and last
+        for t in counters:                   # DeepSpeed ``skipped=``: first and last
             pick.add(lines.index(t))
             pick.add(_last_index(lines, t))
         if len(self.sampled) < 1000:
@@ -262,6 +270,19 @@ class Picker:
                     return
         if stop > len(lines):
             self.owed = (left, stop - len(lines))
+
+    def _counters_from(self, lines: list[bytes], start: int, left: int, counters: set[bytes],
+                       pick: set[int]) -> None:
+        """The next ``left`` skip-counter lines from ``start`` (at most 256 lines on); the rest
+        are owed to the next block when the block ends first."""
+        for j in range(start, min(len(lines), start + 256)):
+            if lines[j] in counters:
+                pick.add(j)
+                left -= 1
+                if not left:
+                    return
+        if start + 256 > len(lines):
+            self.owed_counters = max(self.owed_counters, left)
 
     @staticmethod
     def _edge(lines: list[bytes], order: range, pick: set[int]) -> None:
