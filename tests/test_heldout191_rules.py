@@ -7,7 +7,9 @@ fastText's ``Encountered NaN.`` says the loss went NaN, and ends the run; a valu
 step it was taken at (``Cost after iteration 1000: 0.62``) is that step's; DeepSpeed's skip counter
 printed unchanged after a backoff (``step=650, skipped=10`` after ``skipped=10``) shows that the
 steps since went through, and so does one that rose by no more than the overflow records printed
-since while the step moved on further: the scale held."""
+since while the step moved on further: the scale held; a record that names a scaler's settings
+(``loss_scale_window``, ``initial_scale_power``) is its configuration, whose ``loss_scale`` is no
+scale in force."""
 
 from __future__ import annotations
 
@@ -133,3 +135,16 @@ def test_deepspeed_progress_lines_read_fast_as_in_full(monkeypatch) -> None:
         b = [repr(e) for e in logs.parse(text)]
         assert a == b, p.name
     assert len(paths) >= 15 and fast >= 50       # (the fast reading was exercised)
+
+
+def test_a_scalers_configuration_is_no_scale_in_force() -> None:
+    config = ['    "fp16": {', '        "enabled": true, ', '        "loss_scale": 0, ',
+              '        "loss_scale_window": 1000, ', '        "initial_scale_power": 9, ',
+              '        "hysteresis": 1', '    }, ']
+    assert not [e for e in logs.parse(config) if e.scale_after is not None]
+    records = [f"epoch: 0|step: {i}|ppo_ep: 1|act_loss: 0.3{i}|cri_loss: 2.3{i}|unsuper_loss: 0.0"
+               for i in range(6)]
+    assert _both(config + records).verdict == "healthy"
+    # a scale printed without the settings beside it is the scale in force
+    assert [e.scale_after for e in logs.parse(['    "loss_scale": 0.5, ', '    "step": 10'])
+            if e.scale_after is not None] == [0.5]

@@ -220,6 +220,14 @@ _STEP_ORDER = ("global_step", "global step", "num_updates", "step", "steps", "_s
                "round", *(n for names, r in ZH_NAMES if r == "step" for n in names))
 
 
+#: settings of a dynamic loss scaler: a record that names one is the scaler's configuration, whose
+#: ``loss_scale`` is a setting, not the scale in force (DeepSpeed's ``"fp16": {"loss_scale": 0,
+#: "loss_scale_window": 1000, "initial_scale_power": 9, ...}``: 0 selects dynamic scaling)
+SCALER_SETTINGS = frozenset({"loss_scale_window", "initial_scale_power", "scale_window",
+                             "min_loss_scale", "growth_interval", "initial_scale",
+                             "init_scale", "hysteresis", "dynamic_loss_scale"})
+
+
 def record(pairs: dict[str, float]) -> dict[str, float]:
     """``{role: value}`` of a record's numeric fields: the loss by ``pick_loss``; the step by
     ``_STEP_ORDER`` among whole numbers (a fraction is no step); the first name of each other
@@ -235,8 +243,9 @@ def record(pairs: dict[str, float]) -> dict[str, float]:
             if math.isfinite(v) and v == int(v) and v >= 0:
                 steps[_strip(k) or k] = v      # (``#`` alone: spaCy's step column)
         elif r is not None and r not in ("loss", "ppl", "error") and r not in out:
-            if r == "scale" and math.isnan(v):
-                continue    # (no loss scaler holds NaN: SMPL-Fitting's body ``scale: [nan]``)
+            if r == "scale" and (math.isnan(v) or not SCALER_SETTINGS.isdisjoint(pairs)):
+                continue    # (no loss scaler holds NaN: SMPL-Fitting's body ``scale: [nan]``;
+                #             a scaler's configuration: ``SCALER_SETTINGS``)
             out[r] = v
     for k in _STEP_ORDER:
         if k in steps:
