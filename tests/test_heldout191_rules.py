@@ -9,7 +9,8 @@ printed unchanged after a backoff (``step=650, skipped=10`` after ``skipped=10``
 steps since went through, and so does one that rose by no more than the overflow records printed
 since while the step moved on further: the scale held; a record that names a scaler's settings
 (``loss_scale_window``, ``initial_scale_power``) is its configuration, whose ``loss_scale`` is no
-scale in force."""
+scale in force; a row of Lightning's model summary (``1 | loss_fn | CrossEntropyLoss | 0``) is no
+record."""
 
 from __future__ import annotations
 
@@ -148,3 +149,15 @@ def test_a_scalers_configuration_is_no_scale_in_force() -> None:
     # a scale printed without the settings beside it is the scale in force
     assert [e.scale_after for e in logs.parse(['    "loss_scale": 0.5, ', '    "step": 10'])
             if e.scale_after is not None] == [0.5]
+
+
+def test_a_model_summary_row_is_no_record() -> None:
+    summary = ["  | Name     | Type               | Params | Mode ",
+               "--------------------------------------------------------",
+               "0 | encoder  | EfficientNet       | 52.9 M | train",
+               "1 | loss_fn  | CrossEntropyLoss   | 0      | train",
+               "2 | accuracy | MulticlassAccuracy | 0      | train"]
+    assert list(logs.parse(summary)) == []
+    assert list(logs.parse(["1 | loss_fn | CrossEntropyLoss | 0"])) == []   # (older Lightning)
+    # a row of values under no class name is still read
+    assert [e.loss for e in logs.parse(["3 | val | loss | 0.52"])] == [0.52]

@@ -59,7 +59,7 @@ FOLDERS = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"
            "heldout179", "heldout180", "heldout181", "heldout182", "heldout183",
            "heldout184", "heldout185", "heldout186", "heldout187", "heldout188",
            "heldout189", "heldout190", "heldout191", "heldout193", "heldout194", "heldout195",
-           "heldout196", "heldout197", "heldout198")
+           "heldout196", "heldout197", "heldout198", "heldout199")
 #: rows that still miss after their set's fixes, each left as it is for the reason in its set's
 #: README ("First doctor run"): a strict xfail, so that a change that mends one is noticed
 KNOWN_MISSES = {
@@ -450,7 +450,8 @@ UNCOVERED = {"heldout21": {"overflow"}, "heldout23": {"overflow"}, "heldout24": 
              "heldout189": {"overflow"}, "heldout190": {"no-scaler"}, "heldout191": {"overflow"},
              "heldout194": {"overflow", "data"}, "heldout195": {"overflow"},
              "heldout196": {"overflow", "data", "no-scaler"},
-             "heldout197": {"overflow", "data", "no-scaler"}, "heldout198": {"overflow"}}
+             "heldout197": {"overflow", "data", "no-scaler"}, "heldout198": {"overflow"},
+             "heldout199": {"overflow", "no-scaler", "unknown"}}
 #: the sixth set is small (the stored threads had little left that no earlier set used), as are the
 #: twenty-second (Q&A pages rarely keep the pasted log), the fortieth (RLHF threads: most fp16
 #: ones already used, the others screenshots), the forty-second (Chinese threads: most already

@@ -244,6 +244,11 @@ _PLACEHOLDER = re.compile(r"\{(?:self\.)?[A-Za-z_]\w*(?:\.\w+)*(?:![rsa])?(?::[-
 _RAISE = re.compile(r"\s+raise [A-Za-z_][\w.]*(?:\(|$)")
 
 
+#: a row of Lightning's model summary (``1 | loss_fn  | CrossEntropyLoss   | 0      | train``: index,
+#: module name, its class, its parameter count, and more cells in newer versions): no record
+#: (a module named ``loss_fn`` with 0 parameters is no loss of 0)
+MODEL_SUMMARY = re.compile(r"\s*\d+\s*\|\s*[\w.]+\s*\|\s*[A-Z]\w*\s*\|\s*\d[\d.,]*\s*[KMBT]?\s*(?:\|.*)?")
+
 #: read DeepSpeed's progress lines by ``DS_LINE`` alone (the tests turn it off to compare)
 FAST_DS = True
 
@@ -252,6 +257,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if text[:2] == "{'" and not st.table and _HF_PLAIN.fullmatch(text):
         return _hf_plain(text, line_no, st)
     if ("{" in text and _PLACEHOLDER.search(text)) or (text[:1] == " " and _RAISE.match(text)):
+        return _finish_table(st)
+    if "|" in text and text.lstrip()[:1].isdigit() and MODEL_SUMMARY.fullmatch(text):
         return _finish_table(st)
     row = _table_row(text) if "|" in text else None
     if row is None and text[:1] in " \t" and ":" in text:
