@@ -126,8 +126,8 @@ SPIKE_LOSS, SPIKE_GNORM = 1.2, 3.0
 
 def held(r: Run, acc: Accumulator) -> bool:
     """Does the log show that the scale held after an isolated backoff: growth afterwards, a
-    return to a level it had already recovered from, a skip counter printed unchanged after it
-    (DeepSpeed's ``skipped=K``: the steps since went through), or training records after it
+    return to a level it had already recovered from, a skip counter after it that shows steps
+    going through (DeepSpeed's ``skipped=K``: ``Run.quiet_after``), or training records after it
     without a spike (a spike is fine once NEAR_RECORDS records have followed)?  A window that
     ends at the backoff, or right after a spike, does not show it."""
     if r.growth_after or settled(r, acc) or (r.quiet_after and not r.nan_after):

@@ -25,8 +25,8 @@ class Run:
     levels: int = 1
     duplicates: int = 0
     loss_after: int = 0
-    quiet_after: int = 0                # skip counters printed after it, unchanged (DeepSpeed's
-    #                                     ``step=N, skipped=K``: the steps between went through)
+    quiet_after: int = 0                # skip counters after it that show steps going through
+    #                                     (DeepSpeed's ``step=N, skipped=K``: ``Accumulator``)
     growth_after: bool = False
     nan_after: bool = False
     events: list[Event] = field(default_factory=list)
@@ -176,7 +176,7 @@ class ScaleTracker:
             self._set_scale(scale, ev, ev.scale_log2)
 
     def quiet(self) -> None:
-        """A skip counter printed unchanged: steps went through since the open run, if any."""
+        """A skip counter shows that steps went through since the open run, if any."""
         if self.run is not None:
             self.run.quiet_after += 1
 
