@@ -10,7 +10,7 @@ steps since went through, and so does one that rose by no more than the overflow
 since while the step moved on further: the scale held; a record that names a scaler's settings
 (``loss_scale_window``, ``initial_scale_power``) is its configuration, whose ``loss_scale`` is no
 scale in force; a row of Lightning's model summary (``1 | loss_fn | CrossEntropyLoss | 0``) is no
-record."""
+record, nor is a traceback's source line (``tsne = TSNE(perplexity=30)``)."""
 
 from __future__ import annotations
 
@@ -161,3 +161,20 @@ def test_a_model_summary_row_is_no_record() -> None:
     assert list(logs.parse(["1 | loss_fn | CrossEntropyLoss | 0"])) == []   # (older Lightning)
     # a row of values under no class name is still read
     assert [e.loss for e in logs.parse(["3 | val | loss | 0.52"])] == [0.52]
+
+
+def test_a_tracebacks_source_line_is_no_record() -> None:
+    tb = ["[t-SNE] Mean sigma: 1125899906842624.000000",
+          "Traceback (most recent call last):",
+          '  File "main.py", line 33, in <module>',
+          "    tsne = TSNE(n_components=2, perplexity=30, verbose=2).fit_transform(X)",
+          '  File "train.py", line 12, in step',
+          "    loss = 0.0; step = 5"]
+    assert [e.kind for e in logs.parse(tb) if e.kind in ("loss", "nan")] == []
+    assert _both(tb).verdict == "unknown"
+    # the same text outside a traceback is read
+    assert [e.loss for e in logs.parse(["perplexity=30"])] == [30.0]
+    # a source line that checks for NaN is still read as one (``AssertionError`` after it)
+    check = ["Traceback (most recent call last):", '  File "train.py", line 80, in <module>',
+             "    assert not torch.isnan(loss)", "AssertionError"]
+    assert [e.kind for e in logs.parse(check) if e.kind == "nan"] == ["nan"]

@@ -95,6 +95,7 @@ class LineState:
     step_line: int | None = None        # the last line that named a step by a word (``step 458``,
     #                                     ``GLOBAL_STEP: 246025``; not a bare ``N/M`` counter)
     nan_check: int | None = None        # the last traceback line that asserts there is no NaN
+    frame_line: int = -2                # the last traceback frame line (``  File "x.py", line 3``)
     header: tuple[str, list[str]] | None = None   # a CSV/TSV/table header row: (delimiter, names)
     header_text: str = ""               # ... as written (lower case): an aligned one's columns
     named: bool = False                 # a loss record under a name was read (then a row of

@@ -249,11 +249,21 @@ _RAISE = re.compile(r"\s+raise [A-Za-z_][\w.]*(?:\(|$)")
 #: (a module named ``loss_fn`` with 0 parameters is no loss of 0)
 MODEL_SUMMARY = re.compile(r"\s*\d+\s*\|\s*[\w.]+\s*\|\s*[A-Z]\w*\s*\|\s*\d[\d.,]*\s*[KMBT]?\s*(?:\|.*)?")
 
+#: a traceback's frame line: the next line is the program's source (``_segment``)
+_FRAME = re.compile(r"\s+File \"[^\"]*\", line \d+")
+
 #: read DeepSpeed's progress lines by ``DS_LINE`` alone (the tests turn it off to compare)
 FAST_DS = True
 
 
 def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Event]:
+    # (the line after a traceback's frame line is the program's source: its ``perplexity=30``
+    # or ``loss = 0`` is code, no record; its words may still be a check, ``NAN_CHECK``)
+    source = False
+    if text[:1] in " \t":
+        source = st.frame_line == line_no - 1
+        if _FRAME.match(text):
+            st.frame_line = line_no
     if text[:2] == "{'" and not st.table and _HF_PLAIN.fullmatch(text):
         return _hf_plain(text, line_no, st)
     if ("{" in text and _PLACEHOLDER.search(text)) or (text[:1] == " " and _RAISE.match(text)):
@@ -293,8 +303,9 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
         out, ev = _emitter(text, line_no, st, st.step, None)
         _ds_counter(int(m.group(2)), st, ev)
         return out
-    if ("loss" in low or "scale" in low or "norm" in low or "ppl" in low or "xent" in low
-            or "gpu_mem" in low or "mse" in low or "mae" in low or "_error" in low):
+    if not source and ("loss" in low or "scale" in low or "norm" in low or "ppl" in low
+                       or "xent" in low or "gpu_mem" in low or "mse" in low or "mae" in low
+                       or "_error" in low):
         head = _header(low)
         if head is not None:
             st.header, st.header_text = head, low
@@ -302,12 +313,14 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if may_wrap and _wrap_head(low):
         st.head = (text, line_no, line_no)   # read with the next line (``parse_segment``)
         return flushed
-    step, total, named = _step(low)
+    step, total, named = (None, None, False) if source else _step(low)
     if step is not None:
         st.step = step
         if named:
             st.step_line = line_no
-    if "epoch" in low:
+    if source:
+        pass
+    elif "epoch" in low:
         ep = _EPOCH.search(low)
         if ep:
             st.epoch = int(ep.group(1)[:6])
@@ -319,7 +332,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
             st.epoch = int(ep.group(1))
     out, ev = _emitter(text, line_no, st, step, total)
     if not _gate(low):
-        _records(text, low, st, ev, out, step)
+        if not source:
+            _records(text, low, st, ev, out, step)
         return out
 
     def scaled(kind: str, before: float | None, after: float | None, fw: str, rule: str,
@@ -512,7 +526,8 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
             ev("scale", "generic", "precision", precision=prec)
             break
 
-    _records(text, low, st, ev, out, step)
+    if not source:
+        _records(text, low, st, ev, out, step)
     return out
 
 

@@ -86,7 +86,7 @@ GAN_TERMS = ("perceptual", "feature_matching")
 #: ``fampnb.logs._fields``; lower case): the fast reader's "record-like line" test is built from
 #: them (``fampnb.logs._pick.LOSSY``)
 RECORD_WORDS = ("loss", "xent", "nll", "ppl", "perplexity", "entropy", "scale", "norm", "epoch",
-                "mse", "mae", "squared_error", "absolute_error",     # (``error``: ``rmse`` too)
+                "mse", "mae", "mspe", "mape", "squared_error", "absolute_error",  # (``rmse`` too)
                 "acc", "f1", "auc", "psnr", "recall", "bleu", "iou", "dice", "ssim", "lpips", "rouge",
                 "cost", "smoothl1", "likelihood", "nloglik", "learn", "score at iteration", "损失", "轮",
                 " avg, ",   # (darknet names no value: ``N: loss, mean avg, ...``)
@@ -164,15 +164,15 @@ def role(key: str) -> str | None:
         return "loss"   # (a GAN trainer's terms: first-order-model's ``gen_gan - 0.438; perceptual - 144.0``)
     if k.endswith(SEPARATION):
         return "loss"   # (a separation recipe's objective: SpeechBrain's ``train si-snr: 1.96``)
-    if ("mse" in k or "mae" in k or "_error" in k) and _ERROR.search(k):
+    if ("mse" in k or "mae" in k or "_error" in k or "mspe" in k or "mape" in k) and _ERROR.search(k):
         return "error"
     return None
 
 
 #: a regression error among the words of a name (``_`` `` `` ``-`` ``/`` ``.`` between them):
 #: DLKcat's ``RMSE_train``, DeePMD-kit's ``rmse_e_trn``, PES-Learn's ``Validation RMSE``, Keras's
-#: ``mean_squared_error``
-_ERROR = re.compile(r"(?:^|[_ \-/.])(?:r?mse|mae|(?:root_)?mean_(?:squared|absolute)_error)"
+#: ``mean_squared_error``, XGBoost's percentage errors ``train-rmspe``, ``mape``
+_ERROR = re.compile(r"(?:^|[_ \-/.])(?:r?mse|mae|rmspe|mape|(?:root_)?mean_(?:squared|absolute)_error)"
                     r"(?:$|[_ \-/.])")
 #: an evaluation's split among the words of a name (``rmse_val``, ``Validation RMSE``)
 _EVAL_WORD = re.compile(r"(?:^|[_ \-/.])(?:val|valid|validation|eval|test|dev)(?:$|[_ \-/.])")
