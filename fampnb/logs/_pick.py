@@ -35,6 +35,7 @@ Nothing here parses: a picker runs in the doctor's worker processes too.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import compress, count
 
 from fampnb.logs import _ansi
@@ -261,28 +262,17 @@ class Picker:
         """The next ``left`` loss records among ``window`` lines from ``start`` (``AFTER`` after a
         rare line: whether training goes on after a backoff or a NaN is read from the same records
         as a full parse would count); a window that goes past the block goes on in the next."""
-        cls, stop = self.cls, start + window
-        for j in range(start, min(len(lines), stop)):
-            if cls[lines[j]] in (_L, _S):
-                pick.add(j)
-                left -= 1
-                if not left:
-                    return
-        if stop > len(lines):
-            self.owed = (left, stop - len(lines))
+        cls = self.cls
+        left = _pick_next(lines, start, left, window, lambda t: cls[t] in (_L, _S), pick)
+        if left:
+            self.owed = (left, start + window - len(lines))
 
     def _counters_from(self, lines: list[bytes], start: int, left: int, counters: set[bytes],
                        pick: set[int]) -> None:
-        """The next ``left`` skip-counter lines from ``start`` (at most 256 lines on); the rest
-        are owed to the next block when the block ends first."""
-        for j in range(start, min(len(lines), start + 256)):
-            if lines[j] in counters:
-                pick.add(j)
-                left -= 1
-                if not left:
-                    return
-        if start + 256 > len(lines):
-            self.owed_counters = max(self.owed_counters, left)
+        """The next ``left`` skip-counter lines among 256 from ``start``; the rest are owed to
+        the next block when the block ends first."""
+        left = _pick_next(lines, start, left, 256, counters.__contains__, pick)
+        self.owed_counters = max(self.owed_counters, left)
 
     @staticmethod
     def _edge(lines: list[bytes], order: range, pick: set[int]) -> None:
@@ -350,6 +340,20 @@ def _last_index(lines: list[bytes], t: bytes) -> int:
         if lines[i] == t:
             return i
     return n - 1 - lines[::-1].index(t)
+
+
+def _pick_next(lines: list[bytes], start: int, left: int, window: int,
+               wanted: Callable[[bytes], bool], pick: set[int]) -> int:
+    """Picks the next ``left`` lines whose template is ``wanted`` among ``window`` lines from
+    ``start``; returns how many are still to pick where the window goes past the block (else 0)."""
+    stop = start + window
+    for j in range(start, min(len(lines), stop)):
+        if wanted(lines[j]):
+            pick.add(j)
+            left -= 1
+            if not left:
+                return 0
+    return left if stop > len(lines) else 0
 
 
 def _indexes(lines: list[bytes], templates: set[bytes]) -> list[int]:

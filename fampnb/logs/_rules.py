@@ -313,23 +313,7 @@ def _segment(text: str, line_no: int, st: LineState, may_wrap: bool) -> list[Eve
     if may_wrap and _wrap_head(low):
         st.head = (text, line_no, line_no)   # read with the next line (``parse_segment``)
         return flushed
-    step, total, named = (None, None, False) if source else _step(low)
-    if step is not None:
-        st.step = step
-        if named:
-            st.step_line = line_no
-    if source:
-        pass
-    elif "epoch" in low:
-        ep = _EPOCH.search(low)
-        if ep:
-            st.epoch = int(ep.group(1)[:6])
-    elif "轮" in low and (ep := _ZH_EPOCH.search(low)):
-        st.epoch = int(ep.group(1))
-    elif low[:1].isdigit() or low[:1] == " ":
-        ep = _LEAD_EPOCH.match(low) or _YOLO_EPOCH.match(low)
-        if ep:
-            st.epoch = int(ep.group(1))
+    step, total = (None, None) if source else _progress(low, line_no, st)
     out, ev = _emitter(text, line_no, st, step, total)
     if not _gate(low):
         if not source:
@@ -573,6 +557,27 @@ def _when(rest: str) -> dict[str, object]:
     if m.group(1) != "epoch":
         return {"step": n, "explicit": True}
     return {"step": 0, "explicit": True, "epoch": n} if n <= 1 else {"epoch": n}
+
+
+def _progress(low: str, line_no: int, st: LineState) -> tuple[int | None, int | None]:
+    """The step (and its total) the line names, if any; the step and the epoch it names are
+    remembered in ``st``."""
+    step, total, named = _step(low)
+    if step is not None:
+        st.step = step
+        if named:
+            st.step_line = line_no
+    if "epoch" in low:
+        ep = _EPOCH.search(low)
+        if ep:
+            st.epoch = int(ep.group(1)[:6])
+    elif "轮" in low and (ep := _ZH_EPOCH.search(low)):
+        st.epoch = int(ep.group(1))
+    elif low[:1].isdigit() or low[:1] == " ":
+        ep = _LEAD_EPOCH.match(low) or _YOLO_EPOCH.match(low)
+        if ep:
+            st.epoch = int(ep.group(1))
+    return step, total
 
 
 def _ds_counter(k: int, st: LineState, ev: Callable[..., None]) -> None:
